@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// version is mcpform's own version, checked against required_version.
+const version = "0.1.0"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv})
+	stop()
+	os.Exit(code)
+}
+
+// stdio is what a subcommand may touch of the outside world besides files:
+// its streams and its environment. Tests substitute all four.
+type stdio struct {
+	in     io.Reader
+	out    io.Writer
+	err    io.Writer
+	getenv func(string) string
+}
+
+// Exit codes shared by every subcommand. verify, plan -detailed-exitcode and
+// fmt -check define further codes of their own.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// command is one subcommand. run receives the arguments after its name.
+type command struct {
+	synopsis string
+	run      func(ctx context.Context, io *stdio, args []string) int
+}
+
+// commands is the table of subcommands, one file each.
+var commands = map[string]command{
+	"version": {"Print mcpform's version", runVersion},
+}
+
+func run(ctx context.Context, args []string, io *stdio) int {
+	args, code, ok := chdir(args, io)
+	if !ok {
+		return code
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		usage(io.err)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if args[0] == "-version" || args[0] == "--version" {
+		return runVersion(ctx, io, nil)
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(io.err, "mcpform: unknown command %q\n", args[0])
+		if s := suggest(args[0], commandNames()); s != "" {
+			fmt.Fprintf(io.err, "Did you mean %q?\n", s)
+		}
+		fmt.Fprintln(io.err, "Run \"mcpform help\" for the list of commands.")
+		return exitUsage
+	}
+	return cmd.run(ctx, io, args[1:])
+}
+
+// chdir applies a leading -chdir=DIR, as terraform does, before the
+// subcommand name.
+func chdir(args []string, io *stdio) ([]string, int, bool) {
+	if len(args) == 0 {
+		return args, 0, true
+	}
+	var dir string
+	switch {
+	case strings.HasPrefix(args[0], "-chdir="):
+		dir = strings.TrimPrefix(args[0], "-chdir=")
+		args = args[1:]
+	case args[0] == "-chdir" && len(args) > 1:
+		dir = args[1]
+		args = args[2:]
+	default:
+		return args, 0, true
+	}
+	if err := os.Chdir(dir); err != nil {
+		fmt.Fprintf(io.err, "mcpform: -chdir: %v\n", err)
+		return nil, exitError, false
+	}
+	return args, 0, true
+}
+
+func commandNames() []string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: mcpform [-chdir=DIR] <command> [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, n := range commandNames() {
+		fmt.Fprintf(w, "  %-16s %s\n", n, commands[n].synopsis)
+	}
+}
+
+func runVersion(_ context.Context, io *stdio, _ []string) int {
+	fmt.Fprintf(io.out, "mcpform v%s\n", version)
+	return exitOK
+}
+
+// suggest returns the candidate closest to s by edit distance, or "" when
+// none is close enough to be a likely typo.
+func suggest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,510 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpform/mcpform/internal/escape"
+)
+
+// DefaultTimeout bounds a whole probe.
+const DefaultTimeout = 30 * time.Second
+
+// MaxItems is the most items of one kind a probe accepts (and a lock holds).
+const MaxItems = 1000
+
+// maxRelists bounds how often one kind is listed again after a
+// list_changed notification arrived while it was being listed.
+const maxRelists = 3
+
+// ServerSpec says how to start a server and how to speak to it.
+type ServerSpec struct {
+	Name      string                      // for error messages
+	Command   []string                    // argv, started directly (no shell)
+	Env       []string                    // names passed through; nothing else of the environment
+	LookupEnv func(string) (string, bool) // value source, default os.LookupEnv
+	Dir       string                      // working directory; "" is mcpform's
+	Era       Era                         // EraAuto detects; the others force
+
+	// ClientCapabilities are declared upstream (in initialize, or in every
+	// 2026-07-28 request's _meta); nil means {}. The probe and the proxy
+	// declare the same, so both see the same surface.
+	ClientCapabilities json.RawMessage
+
+	Timeout         time.Duration // overall probe timeout, default DefaultTimeout
+	RequestTimeout  time.Duration // per request, default Timeout
+	DiscoverTimeout time.Duration // unanswered server/discover means legacy; default min(10s, RequestTimeout, Timeout/2)
+	ShutdownGrace   time.Duration // each shutdown step, default DefaultShutdownGrace
+	MaxLineSize     int           // per message, default DefaultMaxLineSize
+
+	// Stderr, when set, also receives the server's stderr as it comes (the
+	// proxy passes it through); the Process keeps its tail either way.
+	Stderr io.Writer
+
+	// Prepare, when set, may rewrite cmd before it starts (the sandbox
+	// does); cleanup runs after the server has been shut down.
+	Prepare func(cmd *exec.Cmd) (cleanup func(), err error)
+}
+
+func (s ServerSpec) withDefaults() ServerSpec {
+	if s.Timeout <= 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.RequestTimeout <= 0 || s.RequestTimeout > s.Timeout {
+		s.RequestTimeout = s.Timeout
+	}
+	if s.DiscoverTimeout <= 0 {
+		s.DiscoverTimeout = min(10*time.Second, s.RequestTimeout, s.Timeout/2)
+	}
+	if s.Name == "" && len(s.Command) > 0 {
+		s.Name = s.Command[0]
+	}
+	return s
+}
+
+// Surface is what a server showed a probe. Items are exactly as the server
+// sent them (all pages, in server order); volatile result fields
+// (nextCursor, resultType, ttlMs, cacheScope, _meta) are not kept.
+type Surface struct {
+	Era               Era
+	ProtocolVersion   string
+	SupportedVersions []string // 2026-07-28 only: the versions server/discover listed
+	ServerInfo        json.RawMessage
+	Instructions      *string
+	Capabilities      json.RawMessage
+	Tools             []json.RawMessage
+	Prompts           []json.RawMessage
+	Resources         []json.RawMessage
+	ResourceTemplates []json.RawMessage
+}
+
+// ProbeError is a server that could not be started or probed. The CLI maps
+// it to exit code 3.
+type ProbeError struct {
+	Server string
+	Stage  string // "start", "server/discover", "initialize", "tools/list", …
+	Err    error
+	Stderr string // the tail of the server's stderr, unescaped
+}
+
+// stderrLines is how much of the stderr tail Error shows.
+const stderrLines, stderrBytes = 20, 4000
+
+func (e *ProbeError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "probing server %q: %s: %v", escape.String(e.Server), e.Stage, e.Err)
+	if tail := lastLines(e.Stderr, stderrLines, stderrBytes); tail != "" {
+		b.WriteString("\nserver stderr (last lines):")
+		for _, l := range strings.Split(tail, "\n") {
+			b.WriteString("\n  | ")
+			b.WriteString(escape.String(l))
+		}
+	} else {
+		b.WriteString(" (nothing on stderr)")
+	}
+	return b.String()
+}
+
+func (e *ProbeError) Unwrap() error { return e.Err }
+
+func exitStatus(err error) string {
+	if err == nil {
+		return "it exited with status 0"
+	}
+	return "it ended with " + err.Error()
+}
+
+func lastLines(s string, n, maxBytes int) string {
+	s = strings.TrimRight(s, "\r\n \t")
+	if len(s) > maxBytes {
+		s = s[len(s)-maxBytes:]
+		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+			s = s[i+1:]
+		}
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Probe starts the server, finds its era (or uses the forced one), reads
+// its whole surface and shuts it down. It follows DESIGN.md section 4 and
+// seed 000 "Protocol era": server/discover first; a DiscoverResult listing
+// 2026-07-28 is modern; -32021/-32022, or a DiscoverResult without
+// 2026-07-28, without serverInfo in _meta or not "complete", is an error
+// (no fallback); any other error, an exit or no answer is legacy, spoken
+// with initialize (restarting the server if it exited). Every failure is a
+// *ProbeError.
+func Probe(ctx context.Context, spec ServerSpec) (*Surface, error) {
+	spec = spec.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, spec.Timeout)
+	defer cancel()
+	p := &prober{spec: spec, stage: "start"}
+	s, err := p.run(ctx)
+	if p.proc != nil {
+		p.proc.Close()
+	}
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within the probe timeout of %v: %w", spec.Timeout, err)
+		}
+		if errors.Is(err, ErrServerClosed) && p.proc != nil {
+			err = fmt.Errorf("%w (%s)", err, exitStatus(p.proc.Wait()))
+		}
+		pe := &ProbeError{Server: spec.Name, Stage: p.stage, Err: err}
+		if p.proc != nil {
+			pe.Stderr = p.proc.StderrTail()
+		}
+		return nil, pe
+	}
+	return s, nil
+}
+
+type prober struct {
+	spec    ServerSpec
+	stage   string
+	proc    *Process
+	conn    *Conn
+	changed [4]atomic.Int64 // list_changed notifications seen, by kind
+	modern  bool
+}
+
+// kinds of list, in listing order.
+type kind struct {
+	cap, method, field, key, noun string
+	changed                       int // index into prober.changed
+}
+
+var kinds = []kind{
+	{"tools", "tools/list", "tools", "name", "tool", 0},
+	{"prompts", "prompts/list", "prompts", "name", "prompt", 1},
+	{"resources", "resources/list", "resources", "uri", "resource", 2},
+	{"resources", "resources/templates/list", "resourceTemplates", "uriTemplate", "resource template", 3},
+}
+
+func (p *prober) start(ctx context.Context) error {
+	if p.proc != nil {
+		p.proc.Close()
+	}
+	p.stage = "start"
+	proc, err := Start(ctx, p.spec)
+	if err != nil {
+		return err
+	}
+	p.proc = proc
+	p.conn = NewConn(proc.Stdout, proc.Stdin, ConnOptions{
+		MaxLineSize:    p.spec.MaxLineSize,
+		RequestTimeout: p.spec.RequestTimeout,
+		OnNotification: p.notified,
+		OnRequest:      denyRequests,
+	})
+	return nil
+}
+
+func (p *prober) notified(m *Message) {
+	switch m.Method {
+	case "notifications/tools/list_changed":
+		p.changed[0].Add(1)
+	case "notifications/prompts/list_changed":
+		p.changed[1].Add(1)
+	case "notifications/resources/list_changed":
+		p.changed[2].Add(1)
+		p.changed[3].Add(1)
+	}
+}
+
+// denyRequests answers a ping (which the spec says to answer promptly) and
+// refuses every other server→client request: a probe declares no client
+// capabilities it could serve.
+func denyRequests(_ context.Context, req *Message) (json.RawMessage, *RPCError) {
+	if req.Method == "ping" {
+		return json.RawMessage("{}"), nil
+	}
+	return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpform's probe does not serve " + req.Method}
+}
+
+func (p *prober) run(ctx context.Context) (*Surface, error) {
+	if err := p.start(ctx); err != nil {
+		return nil, err
+	}
+	var s *Surface
+	var err error
+	switch p.spec.Era {
+	case EraModern:
+		s, err = p.discover(ctx, p.spec.RequestTimeout)
+	case EraLegacy:
+		s, err = p.initialize(ctx)
+	default:
+		s, err = p.discover(ctx, p.spec.DiscoverTimeout)
+		var rpcErr *RPCError
+		switch {
+		case err == nil:
+		case errors.As(err, &rpcErr) && (rpcErr.Code == CodeMissingRequiredClientCapability || rpcErr.Code == CodeUnsupportedProtocolVersion):
+			err = fmt.Errorf("%w (a 2026-07-28 error: the server is modern but will not speak %s with mcpform; no fallback to initialize)", err, ModernVersion)
+		case errors.As(err, &rpcErr):
+			s, err = p.initialize(ctx)
+		case ctx.Err() != nil:
+			// The probe's own time is up: no time left for a fallback.
+		case errors.Is(err, context.DeadlineExceeded):
+			s, err = p.initialize(ctx)
+		case errors.Is(err, ErrServerClosed):
+			p.proc.Close()
+			if err = p.start(ctx); err == nil {
+				s, err = p.initialize(ctx)
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := p.list(ctx, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// call sends one request, in the 2026-07-28 envelope when modern.
+func (p *prober) call(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (map[string]json.RawMessage, error) {
+	if p.modern {
+		var err error
+		params, err = Envelope{ProtocolVersion: ModernVersion, ClientCapabilities: p.spec.ClientCapabilities, ClientInfo: ClientInfo()}.Apply(params)
+		if err != nil {
+			return nil, err
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	raw, err := p.conn.Call(cctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("result is not an object: %w", err)
+	}
+	return res, nil
+}
+
+func (p *prober) discover(ctx context.Context, timeout time.Duration) (*Surface, error) {
+	p.stage = "server/discover"
+	p.modern = true
+	res, err := p.call(ctx, timeout, "server/discover", nil)
+	if err != nil {
+		p.modern = false
+		return nil, err
+	}
+	if err := resultComplete(res); err != nil {
+		return nil, err
+	}
+	var versions []string
+	if raw, ok := res["supportedVersions"]; !ok || json.Unmarshal(raw, &versions) != nil {
+		return nil, errors.New("DiscoverResult has no supportedVersions list of strings")
+	}
+	found := false
+	for _, v := range versions {
+		found = found || v == ModernVersion
+	}
+	if !found {
+		return nil, fmt.Errorf("DiscoverResult lists %s, not %s", escape.String(strings.Join(versions, ", ")), ModernVersion)
+	}
+	info, err := ResultServerInfo(mustMarshal(res))
+	if err != nil {
+		return nil, fmt.Errorf("DiscoverResult: %w", err)
+	}
+	if info == nil {
+		return nil, fmt.Errorf("DiscoverResult has no serverInfo in _meta (%q)", MetaServerInfo)
+	}
+	s := &Surface{Era: EraModern, ProtocolVersion: ModernVersion, SupportedVersions: versions, ServerInfo: info}
+	if err := s.common(res, "DiscoverResult"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (p *prober) initialize(ctx context.Context) (*Surface, error) {
+	p.stage = "initialize"
+	p.modern = false
+	caps := p.spec.ClientCapabilities
+	if caps == nil {
+		caps = json.RawMessage("{}")
+	}
+	params, err := json.Marshal(map[string]json.RawMessage{
+		"protocolVersion": mustMarshal(LatestLegacyVersion),
+		"capabilities":    caps,
+		"clientInfo":      ClientInfo(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("client capabilities: %w", err)
+	}
+	res, err := p.call(ctx, p.spec.RequestTimeout, "initialize", params)
+	if err != nil {
+		return nil, err
+	}
+	var version string
+	if raw, ok := res["protocolVersion"]; !ok || json.Unmarshal(raw, &version) != nil {
+		return nil, errors.New("InitializeResult has no protocolVersion string")
+	}
+	if !isLegacyVersion(version) {
+		return nil, fmt.Errorf("server chose protocol version %q, which mcpform does not speak (want one of %s)", escape.String(version), strings.Join(LegacyVersions, ", "))
+	}
+	info, ok := res["serverInfo"]
+	if !ok || !isObject(info) {
+		return nil, errors.New("InitializeResult has no serverInfo object")
+	}
+	s := &Surface{Era: EraLegacy, ProtocolVersion: version, ServerInfo: info}
+	if err := s.common(res, "InitializeResult"); err != nil {
+		return nil, err
+	}
+	if err := p.conn.Notify("notifications/initialized", nil); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// common reads what both handshakes share: capabilities and instructions.
+func (s *Surface) common(res map[string]json.RawMessage, what string) error {
+	caps, ok := res["capabilities"]
+	if !ok || !isObject(caps) {
+		return fmt.Errorf("%s has no capabilities object", what)
+	}
+	s.Capabilities = caps
+	if raw, ok := res["instructions"]; ok && string(raw) != "null" {
+		var in string
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return fmt.Errorf("%s: instructions must be a string", what)
+		}
+		s.Instructions = &in
+	}
+	return nil
+}
+
+func resultComplete(res map[string]json.RawMessage) error {
+	raw, ok := res["resultType"]
+	if !ok {
+		return nil // "the client MUST treat the absent field as complete"
+	}
+	var rt string
+	if json.Unmarshal(raw, &rt) != nil || rt != "complete" {
+		return fmt.Errorf("resultType is %s, not \"complete\"", clip(raw))
+	}
+	return nil
+}
+
+func mustMarshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// list reads every kind the server declared.
+func (p *prober) list(ctx context.Context, s *Surface) error {
+	var caps map[string]json.RawMessage
+	if err := json.Unmarshal(s.Capabilities, &caps); err != nil {
+		return err
+	}
+	out := []*[]json.RawMessage{&s.Tools, &s.Prompts, &s.Resources, &s.ResourceTemplates}
+	for i, k := range kinds {
+		*out[i] = []json.RawMessage{}
+		if c, ok := caps[k.cap]; !ok || string(c) == "null" {
+			continue
+		}
+		p.stage = k.method
+		for attempt := 0; ; attempt++ {
+			before := p.changed[k.changed].Load()
+			items, err := p.listAll(ctx, k)
+			if err != nil {
+				return err
+			}
+			if p.changed[k.changed].Load() == before {
+				*out[i] = items
+				break
+			}
+			if attempt == maxRelists {
+				return fmt.Errorf("the %s list changed while it was being listed, %d times in a row (notifications/%s/list_changed)", k.noun, maxRelists+1, k.cap)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *prober) listAll(ctx context.Context, k kind) ([]json.RawMessage, error) {
+	var items []json.RawMessage
+	seen := map[string]bool{}
+	cursors := map[string]bool{}
+	cursor := ""
+	for page := 1; ; page++ {
+		var params json.RawMessage
+		if cursor != "" {
+			params = mustMarshal(map[string]string{"cursor": cursor})
+		}
+		res, err := p.call(ctx, p.spec.RequestTimeout, k.method, params)
+		if err != nil {
+			if page > 1 {
+				return nil, fmt.Errorf("page %d: %w", page, err)
+			}
+			return nil, err
+		}
+		if err := resultComplete(res); err != nil {
+			return nil, err
+		}
+		var pageItems []json.RawMessage
+		raw, ok := res[k.field]
+		if !ok || json.Unmarshal(raw, &pageItems) != nil || pageItems == nil {
+			return nil, fmt.Errorf("result has no %q array", k.field)
+		}
+		if len(items)+len(pageItems) > MaxItems {
+			return nil, fmt.Errorf("more than %d %ss: mcpform refuses to lock a surface this large", MaxItems, k.noun)
+		}
+		for _, it := range pageItems {
+			var obj map[string]json.RawMessage
+			var key string
+			if json.Unmarshal(it, &obj) != nil || obj == nil {
+				return nil, fmt.Errorf("a %s that is not an object: %s", k.noun, clip(it))
+			}
+			if json.Unmarshal(obj[k.key], &key) != nil || key == "" {
+				return nil, fmt.Errorf("a %s without a %q string: %s", k.noun, k.key, clip(it))
+			}
+			if seen[key] {
+				return nil, fmt.Errorf("two %ss with %s %q", k.noun, k.key, escape.String(key))
+			}
+			seen[key] = true
+			items = append(items, bytes.Clone(it))
+		}
+		next, err := nextCursor(res)
+		if err != nil {
+			return nil, err
+		}
+		if next == "" {
+			return items, nil
+		}
+		if cursors[next] {
+			return nil, fmt.Errorf("the server repeated the cursor %q: a pagination loop", clip([]byte(next)))
+		}
+		cursors[next] = true
+		cursor = next
+	}
+}
+
+func nextCursor(res map[string]json.RawMessage) (string, error) {
+	raw, ok := res["nextCursor"]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var c string
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return "", fmt.Errorf("nextCursor must be a string, not %s", clip(raw))
+	}
+	return c, nil
+}

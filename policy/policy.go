@@ -264,3 +264,28 @@ func looksNumeric(h string) bool {
 	}
 	return true
 }
+
+// Normalized returns a copy of p whose lists are never nil, so that its JSON
+// form always has lists ([]) where the format expects them, never null.
+func (p *Policy) Normalized() *Policy {
+	if p == nil {
+		return nil
+	}
+	nn := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	out := &Policy{}
+	if p.Taint != nil {
+		out.Taint = &Taint{Sources: nn(p.Taint.Sources), Sinks: nn(p.Taint.Sinks)}
+	}
+	if p.Sandbox != nil {
+		out.Sandbox = &Sandbox{
+			Filesystem: Filesystem{Read: nn(p.Sandbox.Filesystem.Read), Write: nn(p.Sandbox.Filesystem.Write)},
+			Network:    Network{Allow: nn(p.Sandbox.Network.Allow)},
+		}
+	}
+	return out
+}

@@ -131,7 +131,6 @@ func (s *scanner) object(depth int) error {
 	// Seen keys: on the shared stack for the common small object,
 	// switching to a map for a large one.
 	base := len(s.keys)
-	defer func() { s.keys = s.keys[:base] }()
 	var big map[string]struct{}
 	for {
 		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
@@ -186,6 +185,7 @@ func (s *scanner) object(depth int) error {
 			s.skipSpace()
 		case '}':
 			s.pos++
+			s.keys = s.keys[:base]
 			return nil
 		default:
 			return s.fail("expected ',' or '}' in an object")

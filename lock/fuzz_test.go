@@ -1,0 +1,78 @@
+package lock
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/mcpform/mcpform/internal/strictjson"
+)
+
+// FuzzCanonicalMatchesJCS holds the one-pass canonicalizer to
+// gowebpki/jcs's Transform on every strict JSON value.
+func FuzzCanonicalMatchesJCS(f *testing.F) {
+	for _, s := range []string{
+		`{"b":1,"a":[1.50,-0,1e21,1e-7,123456789012345678],"\u00e9":"\u001f\"\\/","😀":1,"\uffff":2}`,
+		`{"name":"t","inputSchema":{"type":"object","properties":{"x":{"default":0.1}}}}`,
+		`"\ud83d\ude00 \u2028"`, `[true,false,null,{}]`, `-1.0E+2`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if strictjson.Check(data) != nil {
+			return
+		}
+		want, err := jcs.Transform(data)
+		got, _, err2 := appendCanonical(nil, data)
+		if err != nil {
+			if err2 == nil {
+				// jcs refuses some numbers (NaN-like overflow); so must we.
+				if _, ferr := canonicalNumber(bytes.TrimSpace(data)); ferr == nil {
+					t.Skipf("jcs refused %q: %v", data, err)
+				}
+			}
+			return
+		}
+		if err2 != nil {
+			t.Fatalf("appendCanonical(%q): %v; jcs gives %q", data, err2, want)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("appendCanonical(%q)\n got %q\nwant %q", data, got, want)
+		}
+	})
+}
+
+// FuzzParse feeds arbitrary bytes to the loader: it must never panic, and a
+// lock it accepts must round-trip byte-identically through Marshal.
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"time.lock"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"lockfileVersion":1,"generator":"x","servers":{}}`))
+	f.Add([]byte(`{"lockfileVersion":3,"servers":{}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lf, err := Parse(data)
+		if err != nil {
+			return
+		}
+		out, err := Marshal(lf)
+		if err != nil {
+			t.Fatalf("Marshal of a parsed lock: %v", err)
+		}
+		again, err := Parse(out)
+		if err != nil {
+			t.Fatalf("Parse(Marshal(Parse(data))): %v\n%s", err, out)
+		}
+		out2, _ := Marshal(again)
+		if !bytes.Equal(out, out2) {
+			t.Fatalf("Marshal is not stable:\n%s\n---\n%s", out, out2)
+		}
+	})
+}

@@ -1,0 +1,461 @@
+package lock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpform/mcpform/internal/strictjson"
+	"github.com/mcpform/mcpform/policy"
+)
+
+// Error is why a lock was refused. The whole file is refused, never a part.
+type Error struct {
+	File   string // the lock's path, or "" for bytes
+	Server string // the entry, when the problem is inside one
+	Err    error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File + ": ")
+	}
+	if e.Server != "" {
+		fmt.Fprintf(&b, "server %q: ", e.Server)
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrNotExist is wrapped by Load's error when the lock file is missing.
+var ErrNotExist = fs.ErrNotExist
+
+// Load reads and fully verifies the lock at path. Any problem refuses the
+// whole file.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &Error{File: path, Err: fmt.Errorf("no lock file here: run mcpform plan and mcpform apply to create it: %w", err)}
+		}
+		return nil, &Error{File: path, Err: err}
+	}
+	f, err := Parse(data)
+	if err != nil {
+		var le *Error
+		if errors.As(err, &le) {
+			le.File = path
+			return nil, le
+		}
+		return nil, &Error{File: path, Err: err}
+	}
+	return f, nil
+}
+
+// topKeys and entryKeys are the keys the format defines, in writing order.
+var (
+	topKeys   = []string{"lockfileVersion", "generator", "servers"}
+	entryKeys = []string{"command", "envPassthrough", "protocolVersion", "supportedVersions", "serverInfo",
+		"instructions", "capabilities", "tools", "prompts", "resources", "resourceTemplates", "digests", "policy", "mcpform"}
+	digestKeys = []string{"surface", "instructions", "tools", "prompts", "resources", "resourceTemplates"}
+)
+
+// serverName is what a server may be called: it appears in client configs,
+// file names and log lines.
+var serverName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// envName is a portable environment variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ValidServerName reports whether name may name a server in the lock.
+func ValidServerName(name string) bool { return serverName.MatchString(name) }
+
+// Parse is Load for bytes: it parses and fully verifies a lock.
+func Parse(data []byte) (*File, error) {
+	if err := strictjson.Check(data); err != nil {
+		return nil, &Error{Err: fmt.Errorf("not a valid lock: %w", err)}
+	}
+	top, err := object(data, topKeys, "the lock")
+	if err != nil {
+		return nil, &Error{Err: err}
+	}
+	f := &File{Servers: map[string]*Entry{}}
+	switch v := string(top["lockfileVersion"]); v {
+	case "1", "2":
+		f.Version = int(v[0] - '0')
+	case "":
+		return nil, &Error{Err: fmt.Errorf("lockfileVersion is missing")}
+	default:
+		return nil, &Error{Err: fmt.Errorf("lockfileVersion %s is not supported (this mcpform reads 1 and 2): upgrade mcpform, or re-create the lock with mcpform apply", v)}
+	}
+	if g, ok := top["generator"]; ok {
+		if err := json.Unmarshal(g, &f.Generator); err != nil {
+			return nil, &Error{Err: fmt.Errorf("generator is not a string")}
+		}
+	}
+	rawServers, ok := top["servers"]
+	if !ok {
+		return nil, &Error{Err: fmt.Errorf("servers is missing")}
+	}
+	servers, err := object(rawServers, nil, "servers")
+	if err != nil {
+		return nil, &Error{Err: err}
+	}
+	for name, raw := range servers {
+		if !ValidServerName(name) {
+			return nil, &Error{Server: name, Err: fmt.Errorf("is not a valid server name (letters, digits, '_', '.', '-')")}
+		}
+		e, err := parseEntry(raw)
+		if err != nil {
+			return nil, &Error{Server: name, Err: err}
+		}
+		if e.Modern() && f.Version < 2 {
+			return nil, &Error{Server: name, Err: fmt.Errorf("has supportedVersions (a 2026-07-28 entry) in a version-1 lock; lockfileVersion must be 2")}
+		}
+		f.Servers[name] = e
+	}
+	return f, nil
+}
+
+// object splits data, which has passed strictjson.Check, into its members
+// with exact-case keys, without copying. With known non-nil, any other key
+// is an error.
+func object(data []byte, known []string, what string) (map[string]json.RawMessage, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return nil, fmt.Errorf("%s is not a JSON object", what)
+	}
+	members, _ := scanMembers(data)
+	m := make(map[string]json.RawMessage, len(members))
+	for _, mem := range members {
+		if known != nil && !slices.Contains(known, string(mem.key)) {
+			return nil, fmt.Errorf("%s has an unknown key %q (known: %s)", what, mem.key, strings.Join(known, ", "))
+		}
+		m[string(mem.key)] = mem.value
+	}
+	return m, nil
+}
+
+func stringList(raw json.RawMessage, what string) ([]string, error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' {
+		return nil, fmt.Errorf("%s is not a list of strings", what)
+	}
+	var l []string
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, fmt.Errorf("%s is not a list of strings", what)
+	}
+	return l, nil
+}
+
+func isObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{'
+}
+
+func parseEntry(data []byte) (*Entry, error) {
+	m, err := object(data, entryKeys, "the entry")
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"command", "envPassthrough", "protocolVersion", "serverInfo", "instructions", "capabilities",
+		"tools", "prompts", "resources", "resourceTemplates", "digests"} {
+		if _, ok := m[k]; !ok {
+			return nil, fmt.Errorf("%s is missing", k)
+		}
+	}
+	e := &Entry{}
+	if e.Command, err = stringList(m["command"], "command"); err != nil {
+		return nil, err
+	}
+	if len(e.Command) == 0 || e.Command[0] == "" {
+		return nil, fmt.Errorf("command is empty")
+	}
+	if e.EnvPassthrough, err = stringList(m["envPassthrough"], "envPassthrough"); err != nil {
+		return nil, err
+	}
+	for _, n := range e.EnvPassthrough {
+		if !envName.MatchString(n) {
+			return nil, fmt.Errorf("envPassthrough: %q is not an environment variable name", n)
+		}
+	}
+	if err := json.Unmarshal(m["protocolVersion"], &e.ProtocolVersion); err != nil || e.ProtocolVersion == "" {
+		return nil, fmt.Errorf("protocolVersion is not a non-empty string")
+	}
+	if sv, ok := m["supportedVersions"]; ok {
+		if e.SupportedVersions, err = stringList(sv, "supportedVersions"); err != nil {
+			return nil, err
+		}
+		if e.SupportedVersions == nil {
+			e.SupportedVersions = []string{}
+		}
+		if !slices.Contains(e.SupportedVersions, e.ProtocolVersion) {
+			return nil, fmt.Errorf("supportedVersions does not list protocolVersion %q", e.ProtocolVersion)
+		}
+	}
+	if !isObject(m["serverInfo"]) {
+		return nil, fmt.Errorf("serverInfo is not an object")
+	}
+	e.ServerInfo = compact(m["serverInfo"])
+	if !isObject(m["capabilities"]) {
+		return nil, fmt.Errorf("capabilities is not an object")
+	}
+	e.Capabilities = compact(m["capabilities"])
+	if string(m["instructions"]) != "null" {
+		var s string
+		if err := json.Unmarshal(m["instructions"], &s); err != nil {
+			return nil, fmt.Errorf("instructions is neither a string nor null")
+		}
+		e.Instructions = &s
+	}
+	for _, k := range Kinds {
+		items, err := parseList(k, m[k.Field()])
+		if err != nil {
+			return nil, err
+		}
+		e.SetList(k, items)
+	}
+	recorded, err := parseDigests(m["digests"])
+	if err != nil {
+		return nil, err
+	}
+	if raw, ok := m["policy"]; ok {
+		if e.Policy, err = parsePolicy(raw); err != nil {
+			return nil, err
+		}
+	}
+	if raw, ok := m["mcpform"]; ok {
+		if e.Mcpform, err = parseSettings(raw); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.Seal(); err != nil {
+		return nil, err
+	}
+	if err := compareDigests(recorded, e.Digests); err != nil {
+		return nil, err
+	}
+	if err := e.checkPolicy(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+func parseList(k Kind, raw json.RawMessage) ([]Item, error) {
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, fmt.Errorf("%s is not a list", k.Field())
+	}
+	raws := scanElements(raw)
+	if len(raws) > MaxItems {
+		return nil, fmt.Errorf("%s has %d items, more than the %d the format allows", k.Field(), len(raws), MaxItems)
+	}
+	items := make([]Item, len(raws))
+	seen := make(map[string]bool, len(raws))
+	for i, r := range raws {
+		it, err := newItem(k, r)
+		if err != nil {
+			return nil, &ItemError{Kind: k, Key: it.Key, Index: i, Err: err}
+		}
+		if seen[it.Key] {
+			return nil, &ItemError{Kind: k, Key: it.Key, Index: i, Err: fmt.Errorf("is listed twice")}
+		}
+		seen[it.Key] = true
+		items[i] = it
+	}
+	return items, nil
+}
+
+func parseDigests(raw json.RawMessage) (*Digests, error) {
+	m, err := object(raw, digestKeys, "digests")
+	if err != nil {
+		return nil, err
+	}
+	d := &Digests{}
+	if err := json.Unmarshal(m["surface"], &d.Surface); err != nil || d.Surface == "" {
+		return nil, fmt.Errorf("digests.surface is not a digest string")
+	}
+	if in, ok := m["instructions"]; !ok {
+		return nil, fmt.Errorf("digests.instructions is missing")
+	} else if string(in) != "null" {
+		var s string
+		if err := json.Unmarshal(in, &s); err != nil {
+			return nil, fmt.Errorf("digests.instructions is neither a string nor null")
+		}
+		d.Instructions = &s
+	}
+	for _, k := range Kinds {
+		raw, ok := m[k.Field()]
+		if !ok || !isObject(raw) {
+			return nil, fmt.Errorf("digests.%s is not an object", k.Field())
+		}
+		var dm map[string]string
+		if err := json.Unmarshal(raw, &dm); err != nil {
+			return nil, fmt.Errorf("digests.%s is not an object of digest strings", k.Field())
+		}
+		d.setDigestMap(k, dm)
+	}
+	return d, nil
+}
+
+// compareDigests reports the first recorded digest that differs from the
+// one computed from the content.
+func compareDigests(recorded *Digests, computed Digests) error {
+	const hint = "the file was changed by hand or damaged: restore it from version control, or re-lock with mcpform plan and mcpform apply"
+	for _, k := range Kinds {
+		rec, comp := recorded.digestMap(k), computed.digestMap(k)
+		for _, key := range sortedKeys(comp) {
+			r, ok := rec[key]
+			if !ok {
+				return &ItemError{Kind: k, Key: key, Err: fmt.Errorf("has no digest in digests.%s; %s", k.Field(), hint)}
+			}
+			if r != comp[key] {
+				return &ItemError{Kind: k, Key: key, Err: fmt.Errorf("does not match its digest (recorded %s, content %s); %s", r, comp[key], hint)}
+			}
+		}
+		for _, key := range sortedKeys(rec) {
+			if _, ok := comp[key]; !ok {
+				return fmt.Errorf("digests.%s names %q, which is not in %s; %s", k.Field(), key, k.Field(), hint)
+			}
+		}
+	}
+	switch {
+	case (recorded.Instructions == nil) != (computed.Instructions == nil):
+		return fmt.Errorf("instructions do not match digests.instructions; %s", hint)
+	case recorded.Instructions != nil && *recorded.Instructions != *computed.Instructions:
+		return fmt.Errorf("instructions do not match their digest (recorded %s, content %s); %s", *recorded.Instructions, *computed.Instructions, hint)
+	case recorded.Surface != computed.Surface:
+		return fmt.Errorf("the surface does not match digests.surface (recorded %s, content %s); %s", recorded.Surface, computed.Surface, hint)
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// strictDecode decodes raw into v, refusing keys v does not define. The
+// input has passed strictjson.Check, so keys are unique; exact case is
+// enforced by checking every key against the JSON tags of v's fields.
+func strictDecode(raw json.RawMessage, v any, what string, known []string) error {
+	if _, err := object(raw, known, what); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func parsePolicy(raw json.RawMessage) (*policy.Policy, error) {
+	m, err := object(raw, []string{"taint", "sandbox"}, "policy")
+	if err != nil {
+		return nil, err
+	}
+	p := &policy.Policy{}
+	if t, ok := m["taint"]; ok {
+		p.Taint = &policy.Taint{}
+		if err := strictDecode(t, p.Taint, "policy.taint", []string{"sources", "sinks"}); err != nil {
+			return nil, err
+		}
+	}
+	if s, ok := m["sandbox"]; ok {
+		sm, err := object(s, []string{"filesystem", "network"}, "policy.sandbox")
+		if err != nil {
+			return nil, err
+		}
+		p.Sandbox = &policy.Sandbox{}
+		if fs, ok := sm["filesystem"]; ok {
+			if err := strictDecode(fs, &p.Sandbox.Filesystem, "policy.sandbox.filesystem", []string{"read", "write"}); err != nil {
+				return nil, err
+			}
+		}
+		if n, ok := sm["network"]; ok {
+			if err := strictDecode(n, &p.Sandbox.Network, "policy.sandbox.network", []string{"allow"}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+func parseSettings(raw json.RawMessage) (*Settings, error) {
+	s := &Settings{}
+	if err := strictDecode(raw, s, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout"}); err != nil {
+		return nil, err
+	}
+	if s.ClientCapabilities != nil {
+		if !isObject(s.ClientCapabilities) {
+			return nil, fmt.Errorf("mcpform.clientCapabilities is not an object")
+		}
+		s.ClientCapabilities = compact(s.ClientCapabilities)
+	}
+	if _, ok := s.Tools[""]; ok {
+		return nil, fmt.Errorf("mcpform.tools has an empty tool name")
+	}
+	if s.Timeout != "" {
+		if d, err := time.ParseDuration(s.Timeout); err != nil || d <= 0 {
+			return nil, fmt.Errorf("mcpform.timeout %q is not a positive duration such as \"30s\"", s.Timeout)
+		}
+	}
+	switch s.Protocol {
+	case "", "legacy", ModernVersion:
+	default:
+		return nil, fmt.Errorf("mcpform.protocol %q is not \"legacy\" or %q", s.Protocol, ModernVersion)
+	}
+	return s, nil
+}
+
+// checkPolicy checks the policy against the entry: taint names are locked
+// tools, sandbox paths and host:port entries are well formed.
+func (e *Entry) checkPolicy() error {
+	if e.Policy == nil {
+		return nil
+	}
+	isTool := func(name string) bool { _, ok := e.Find(Tools, name); return ok }
+	if err := e.Policy.Taint.Check(isTool); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	if sb := e.Policy.Sandbox; sb != nil {
+		for _, p := range sb.Filesystem.Read {
+			if err := policy.CheckPath(p); err != nil {
+				return fmt.Errorf("policy.sandbox.filesystem.read: %w", err)
+			}
+		}
+		for _, p := range sb.Filesystem.Write {
+			if err := policy.CheckPath(p); err != nil {
+				return fmt.Errorf("policy.sandbox.filesystem.write: %w", err)
+			}
+		}
+		for _, a := range sb.Network.Allow {
+			if _, err := policy.ParseHostPort(a); err != nil {
+				return fmt.Errorf("policy.sandbox.network.allow: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+package lock
+
+import (
+	"encoding/json"
+
+	"github.com/mcpform/mcpform/policy"
+)
+
+// Limits of the format (DESIGN.md section 3).
+const (
+	// MaxItems is the most items of one kind an entry may hold.
+	MaxItems = 1000
+	// ModernVersion is the protocol version whose entries need lockfile
+	// version 2.
+	ModernVersion = "2026-07-28"
+	// DefaultPath is the lock's file name when mcp.hcl names no other.
+	DefaultPath = "mcp.lock"
+)
+
+// File is a whole mcp.lock.
+type File struct {
+	// Version is lockfileVersion: 1, or 2 when an entry was locked over
+	// 2026-07-28. Marshal derives it from the entries.
+	Version int
+	// Generator names the tool that wrote the file. Informational.
+	Generator string
+	// Servers maps a server's name (what `mcpform run NAME` takes) to its
+	// entry.
+	Servers map[string]*Entry
+}
+
+// Entry is one server's locked surface and the settings it was locked with.
+type Entry struct {
+	Command        []string
+	EnvPassthrough []string
+
+	ProtocolVersion string
+	// SupportedVersions is non-nil exactly for an entry locked over
+	// 2026-07-28 server/discover: the versions the server listed.
+	SupportedVersions []string
+	ServerInfo        json.RawMessage
+	// Instructions is nil when the server sent none.
+	Instructions *string
+	Capabilities json.RawMessage
+
+	// Lists, each sorted by its key once the entry is sealed.
+	Tools             []Item
+	Prompts           []Item
+	Resources         []Item
+	ResourceTemplates []Item
+
+	// Digests are recomputed by Seal and checked by the loader.
+	Digests Digests
+
+	// Policy is written by the user (from mcp.hcl), never by the server,
+	// and is outside the digests.
+	Policy *policy.Policy
+	// Mcpform holds mcpform-only settings under the "mcpform" key, which
+	// other readers of the format can ignore.
+	Mcpform *Settings
+}
+
+// Modern reports whether the entry was locked over 2026-07-28.
+func (e *Entry) Modern() bool { return e.SupportedVersions != nil }
+
+// Item is one tool, prompt, resource or resource template, exactly as the
+// server sent it (unknown fields and number literals kept), without
+// insignificant whitespace.
+type Item struct {
+	Key  string
+	JSON json.RawMessage
+	// Digest is "sha256:…" over the RFC 8785 form of JSON; set by Seal.
+	Digest string
+}
+
+// Digests is the "digests" object of an entry.
+type Digests struct {
+	Surface           string
+	Instructions      *string
+	Tools             map[string]string
+	Prompts           map[string]string
+	Resources         map[string]string
+	ResourceTemplates map[string]string
+}
+
+// Settings are the mcpform-only settings of an entry.
+type Settings struct {
+	// Version is the declared surface version (the bump gate).
+	Version string `json:"version,omitempty"`
+	// Tools holds per-tool declared versions.
+	Tools map[string]ToolSettings `json:"tools,omitempty"`
+	// ClientCapabilities are the capabilities the probe and the proxy
+	// declare upstream; absent means none.
+	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
+	// Protocol is "legacy" or "2026-07-28" when mcp.hcl forced an era;
+	// empty for auto.
+	Protocol string `json:"protocol,omitempty"`
+	// Timeout is the probe timeout as a Go duration ("30s"); empty for the
+	// default.
+	Timeout string `json:"timeout,omitempty"`
+}
+
+// ToolSettings are the mcpform-only settings of one tool.
+type ToolSettings struct {
+	Version string `json:"version,omitempty"`
+}
+
+// Kind is one of the four lists of an entry.
+type Kind int
+
+// The four kinds, in the order the format lists them.
+const (
+	Tools Kind = iota
+	Prompts
+	Resources
+	ResourceTemplates
+)
+
+// Kinds lists every Kind in format order.
+var Kinds = [...]Kind{Tools, Prompts, Resources, ResourceTemplates}
+
+var kindInfo = [...]struct {
+	field    string // the entry's key for the list
+	key      string // the item field that names it
+	singular string // for messages
+}{
+	Tools:             {"tools", "name", "tool"},
+	Prompts:           {"prompts", "name", "prompt"},
+	Resources:         {"resources", "uri", "resource"},
+	ResourceTemplates: {"resourceTemplates", "uriTemplate", "resource template"},
+}
+
+// Field returns the kind's key in an entry ("tools", "resourceTemplates").
+func (k Kind) Field() string { return kindInfo[k].field }
+
+// KeyField returns the item field that identifies an item of this kind.
+func (k Kind) KeyField() string { return kindInfo[k].key }
+
+// String returns the singular noun for messages ("tool").
+func (k Kind) String() string { return kindInfo[k].singular }
+
+// List returns the entry's items of kind k.
+func (e *Entry) List(k Kind) []Item {
+	switch k {
+	case Tools:
+		return e.Tools
+	case Prompts:
+		return e.Prompts
+	case Resources:
+		return e.Resources
+	}
+	return e.ResourceTemplates
+}
+
+// SetList replaces the entry's items of kind k.
+func (e *Entry) SetList(k Kind, items []Item) {
+	switch k {
+	case Tools:
+		e.Tools = items
+	case Prompts:
+		e.Prompts = items
+	case Resources:
+		e.Resources = items
+	default:
+		e.ResourceTemplates = items
+	}
+}
+
+// digestMap returns the digests map of kind k.
+func (d *Digests) digestMap(k Kind) map[string]string {
+	switch k {
+	case Tools:
+		return d.Tools
+	case Prompts:
+		return d.Prompts
+	case Resources:
+		return d.Resources
+	}
+	return d.ResourceTemplates
+}
+
+func (d *Digests) setDigestMap(k Kind, m map[string]string) {
+	switch k {
+	case Tools:
+		d.Tools = m
+	case Prompts:
+		d.Prompts = m
+	case Resources:
+		d.Resources = m
+	default:
+		d.ResourceTemplates = m
+	}
+}
+
+// Find returns the item of kind k named key, using binary search over the
+// sorted list of a sealed entry.
+func (e *Entry) Find(k Kind, key string) (Item, bool) {
+	list := e.List(k)
+	lo, hi := 0, len(list)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if list[m].Key < key {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(list) && list[lo].Key == key {
+		return list[lo], true
+	}
+	return Item{}, false
+}

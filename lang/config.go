@@ -1,0 +1,92 @@
+package lang
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/mcpform/mcpform/policy"
+)
+
+// Options are the inputs to Load that do not come from the configuration's
+// own files.
+type Options struct {
+	// Vars holds -var NAME=VALUE arguments. A value is taken literally for a
+	// string variable and parsed as an HCL expression for any other type, as
+	// terraform does. Vars win over VarFiles, which win over the
+	// environment, which wins over defaults.
+	Vars map[string]string
+	// VarFiles are -var-file paths, applied in order (later files win). A
+	// file ending in ".json" is read as JSON, any other as HCL attributes.
+	VarFiles []string
+	// Getenv looks up MCPFORM_VAR_<name> for each root variable, and
+	// nothing else. Nil means no environment.
+	Getenv func(string) string
+	// Version is the running mcpform's version, checked against
+	// required_version. Empty skips the check.
+	Version string
+}
+
+// Config is an evaluated configuration: plain values, no HCL.
+//
+// Load returns a Config even when it reports errors, so that Files can be
+// used to render the diagnostics; the other fields are complete only when
+// there are no errors.
+type Config struct {
+	// Dir is the root module's directory, as given to Load.
+	Dir string
+	// Lockfile is the path of mcp.lock: the mcpform block's lockfile
+	// resolved against Dir (default "mcp.lock").
+	Lockfile string
+	// Servers holds every server of the root module and of its modules,
+	// sorted by Name.
+	Servers []*Server
+	// Files holds the source of every file read (configuration, modules,
+	// variable files), by the file name diagnostics use.
+	Files map[string][]byte
+}
+
+// Server is one evaluated server block.
+type Server struct {
+	// Name is the lock name: "time" for a root server, "<m>.<s>" for a
+	// server of module m, "<m1>.<m2>.<s>" for nested modules.
+	Name string
+	// Addr is the address plans show: "server.time",
+	// "module.github.server.issues".
+	Addr string
+	// Command is the argv, never empty, never a shell string.
+	Command []string
+	// Env lists the names of the environment variables passed to the
+	// server, in the order written. Values are never part of the config.
+	Env []string
+	// Protocol is "auto", "legacy" or "2026-07-28".
+	Protocol string
+	// Timeout is the probe timeout (default 30s).
+	Timeout time.Duration
+	// Version is the declared surface version (strict semver), "" when
+	// not declared.
+	Version string
+	// ToolVersions maps tool names to their declared versions, from
+	// tool "NAME" { version = "…" } blocks; nil when there are none.
+	ToolVersions map[string]string
+	// ClientCapabilities is the JSON object the probe and the proxy
+	// declare upstream as the client's capabilities; nil declares none.
+	ClientCapabilities json.RawMessage
+	// Policy holds the sandbox and taint blocks.
+	Policy policy.Policy
+	// DeclRange is the range of the block header (`server "time"`).
+	DeclRange hcl.Range
+}
+
+// Defaults for optional server arguments.
+const (
+	DefaultLockfile = "mcp.lock"
+	DefaultProtocol = "auto"
+	DefaultTimeout  = 30 * time.Second
+	// MaxTimeout bounds timeout so a typo ("300m") cannot hang a plan.
+	MaxTimeout = 10 * time.Minute
+)
+
+// Protocols are the values protocol accepts.
+var Protocols = []string{"auto", "legacy", "2026-07-28"}

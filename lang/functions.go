@@ -1,0 +1,112 @@
+package lang
+
+import (
+	"strings"
+
+	"github.com/hashicorp/hcl/v2/ext/tryfunc"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
+)
+
+// functions is the function table of every evaluation: the go-cty standard
+// library under the names terraform uses, plus try and can. There is
+// deliberately no file, env, timestamp, uuid or anything else that reads
+// the machine or the network: one mcp.hcl must give one lock everywhere.
+var functions = map[string]function.Function{
+	"abs":             stdlib.AbsoluteFunc,
+	"can":             tryfunc.CanFunc,
+	"ceil":            stdlib.CeilFunc,
+	"chomp":           stdlib.ChompFunc,
+	"chunklist":       stdlib.ChunklistFunc,
+	"coalesce":        stdlib.CoalesceFunc,
+	"coalescelist":    stdlib.CoalesceListFunc,
+	"compact":         stdlib.CompactFunc,
+	"concat":          stdlib.ConcatFunc,
+	"contains":        stdlib.ContainsFunc,
+	"csvdecode":       stdlib.CSVDecodeFunc,
+	"distinct":        stdlib.DistinctFunc,
+	"element":         stdlib.ElementFunc,
+	"endswith":        endsWithFunc,
+	"flatten":         stdlib.FlattenFunc,
+	"floor":           stdlib.FloorFunc,
+	"format":          stdlib.FormatFunc,
+	"formatdate":      stdlib.FormatDateFunc,
+	"formatlist":      stdlib.FormatListFunc,
+	"indent":          stdlib.IndentFunc,
+	"index":           stdlib.IndexFunc,
+	"join":            stdlib.JoinFunc,
+	"jsondecode":      stdlib.JSONDecodeFunc,
+	"jsonencode":      stdlib.JSONEncodeFunc,
+	"keys":            stdlib.KeysFunc,
+	"length":          stdlib.LengthFunc,
+	"log":             stdlib.LogFunc,
+	"lookup":          stdlib.LookupFunc,
+	"lower":           stdlib.LowerFunc,
+	"max":             stdlib.MaxFunc,
+	"merge":           stdlib.MergeFunc,
+	"min":             stdlib.MinFunc,
+	"parseint":        stdlib.ParseIntFunc,
+	"pow":             stdlib.PowFunc,
+	"range":           stdlib.RangeFunc,
+	"regex":           stdlib.RegexFunc,
+	"regexall":        stdlib.RegexAllFunc,
+	"regexreplace":    stdlib.RegexReplaceFunc,
+	"replace":         stdlib.ReplaceFunc,
+	"reverse":         stdlib.ReverseListFunc,
+	"setintersection": stdlib.SetIntersectionFunc,
+	"setproduct":      stdlib.SetProductFunc,
+	"setsubtract":     stdlib.SetSubtractFunc,
+	"setunion":        stdlib.SetUnionFunc,
+	"signum":          stdlib.SignumFunc,
+	"slice":           stdlib.SliceFunc,
+	"sort":            stdlib.SortFunc,
+	"split":           stdlib.SplitFunc,
+	"startswith":      startsWithFunc,
+	"strcontains":     strContainsFunc,
+	"strlen":          stdlib.StrlenFunc,
+	"strrev":          stdlib.ReverseFunc,
+	"substr":          stdlib.SubstrFunc,
+	"timeadd":         stdlib.TimeAddFunc,
+	"title":           stdlib.TitleFunc,
+	"tobool":          stdlib.MakeToFunc(cty.Bool),
+	"tolist":          stdlib.MakeToFunc(cty.List(cty.DynamicPseudoType)),
+	"tomap":           stdlib.MakeToFunc(cty.Map(cty.DynamicPseudoType)),
+	"tonumber":        stdlib.MakeToFunc(cty.Number),
+	"toset":           stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)),
+	"tostring":        stdlib.MakeToFunc(cty.String),
+	"trim":            stdlib.TrimFunc,
+	"trimprefix":      stdlib.TrimPrefixFunc,
+	"trimspace":       stdlib.TrimSpaceFunc,
+	"trimsuffix":      stdlib.TrimSuffixFunc,
+	"try":             tryfunc.TryFunc,
+	"upper":           stdlib.UpperFunc,
+	"values":          stdlib.ValuesFunc,
+	"zipmap":          stdlib.ZipmapFunc,
+}
+
+// FunctionNames lists the functions available in mcp.hcl, sorted.
+func FunctionNames() []string {
+	names := make([]string, 0, len(functions))
+	for n := range functions {
+		names = append(names, n)
+	}
+	sortStrings(names)
+	return names
+}
+
+func stringPredicate(f func(s, sub string) bool) function.Function {
+	return function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "str", Type: cty.String}, {Name: "substr", Type: cty.String}},
+		Type:   function.StaticReturnType(cty.Bool),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return cty.BoolVal(f(args[0].AsString(), args[1].AsString())), nil
+		},
+	})
+}
+
+var (
+	startsWithFunc  = stringPredicate(strings.HasPrefix)
+	endsWithFunc    = stringPredicate(strings.HasSuffix)
+	strContainsFunc = stringPredicate(strings.Contains)
+)

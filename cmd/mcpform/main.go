@@ -46,7 +46,10 @@ type command struct {
 
 // commands is the table of subcommands, one file each.
 var commands = map[string]command{
-	"version": {"Print mcpform's version", runVersion},
+	"version":  {"Print mcpform's version", runVersion},
+	"validate": {"Check mcp.hcl: syntax, types, references, modules, policy", runValidate},
+	"fmt":      {"Rewrite mcp.hcl files in the canonical style", runFmt},
+	"init":     {"Fetch git modules into .mcpform/modules", runInit},
 }
 
 func run(ctx context.Context, args []string, io *stdio) int {

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/mcpform/mcpform/lang"
+)
+
+// exitFmtCheck is fmt -check's status when a file is not formatted, as
+// terraform fmt -check.
+const exitFmtCheck = 3
+
+// fmtFlags is mcpform fmt's command line.
+type fmtFlags struct {
+	check     bool
+	diff      bool
+	list      bool
+	write     bool
+	recursive bool
+	noColor   bool
+	targets   []string
+}
+
+func parseFmtFlags(args []string, stderr io.Writer) (fmtFlags, error) {
+	var f fmtFlags
+	fs := flag.NewFlagSet("fmt", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&f.check, "check", false, "change nothing; exit 3 if a file is not formatted")
+	fs.BoolVar(&f.diff, "diff", false, "print the changes as a unified diff")
+	fs.BoolVar(&f.list, "list", true, "print the names of files whose formatting differs")
+	fs.BoolVar(&f.write, "write", true, "write the result to the file (false with -check or for standard input)")
+	fs.BoolVar(&f.recursive, "recursive", false, "also format files in subdirectories")
+	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: mcpform fmt [-check] [-diff] [-list=false] [-write=false] [-recursive] [FILE|DIR|-]...")
+		fmt.Fprintln(stderr, "\nRewrites HCL files (*.hcl: mcp.hcl, *.mcp.hcl, variable files) in the canonical style.\nA file that does not parse is reported and left alone. \"-\" formats standard input to\nstandard output. Exit status: 0 done, 1 a file could not be read or parsed, 2 usage,\n3 with -check when a file is not formatted.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	f.targets = fs.Args()
+	if len(f.targets) == 0 {
+		f.targets = []string{"."}
+	}
+	if f.check {
+		f.write = false
+	}
+	for _, t := range f.targets {
+		if t == "-" && len(f.targets) > 1 {
+			fmt.Fprintln(stderr, "mcpform fmt: \"-\" (standard input) cannot be combined with other targets")
+			return f, errors.New("stdin with other targets")
+		}
+	}
+	return f, nil
+}
+
+func runFmt(_ context.Context, io *stdio, args []string) int {
+	f, err := parseFmtFlags(args, io.err)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	r := &fmtRun{f: f, io: io, color: useColor(io, io.err, f.noColor)}
+	if f.targets[0] == "-" {
+		r.stdin()
+	} else {
+		for _, t := range f.targets {
+			r.target(t)
+		}
+	}
+	switch {
+	case r.failed:
+		return exitError
+	case f.check && r.changed:
+		return exitFmtCheck
+	}
+	return exitOK
+}
+
+type fmtRun struct {
+	f       fmtFlags
+	io      *stdio
+	color   bool
+	failed  bool
+	changed bool
+}
+
+func (r *fmtRun) stdin() {
+	src, err := io.ReadAll(r.io.in)
+	if err != nil {
+		fmt.Fprintf(r.io.err, "mcpform fmt: reading standard input: %v\n", err)
+		r.failed = true
+		return
+	}
+	out, diags := lang.Format(src, "<stdin>")
+	if diags.HasErrors() {
+		lang.WriteDiagnostics(r.io.err, diags, map[string][]byte{"<stdin>": src}, r.color, 0)
+		r.failed = true
+		return
+	}
+	r.changed = !bytes.Equal(src, out)
+	switch {
+	case r.f.diff:
+		if r.changed {
+			io.WriteString(r.io.out, unifiedDiff("old/<stdin>", "new/<stdin>", string(src), string(out)))
+		}
+	case !r.f.check:
+		r.io.out.Write(out)
+	}
+}
+
+// target formats one command-line argument: a file (any name) or a
+// directory (its *.hcl files; with -recursive, its subdirectories' too,
+// skipping hidden ones such as .mcpform and .git).
+func (r *fmtRun) target(t string) {
+	st, err := os.Stat(t)
+	if err != nil {
+		fmt.Fprintf(r.io.err, "mcpform fmt: %v\n", err)
+		r.failed = true
+		return
+	}
+	if !st.IsDir() {
+		r.file(t)
+		return
+	}
+	var files []string
+	err = filepath.WalkDir(t, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != t && (!r.f.recursive || strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(d.Name(), ".hcl") && d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(r.io.err, "mcpform fmt: %v\n", err)
+		r.failed = true
+	}
+	sort.Strings(files)
+	for _, p := range files {
+		r.file(p)
+	}
+}
+
+func (r *fmtRun) file(name string) {
+	src, err := os.ReadFile(name)
+	if err != nil {
+		fmt.Fprintf(r.io.err, "mcpform fmt: %v\n", err)
+		r.failed = true
+		return
+	}
+	out, diags := lang.Format(src, name)
+	if diags.HasErrors() {
+		lang.WriteDiagnostics(r.io.err, diags, map[string][]byte{name: src}, r.color, 0)
+		r.failed = true
+		return
+	}
+	if bytes.Equal(src, out) {
+		return
+	}
+	r.changed = true
+	if r.f.list {
+		fmt.Fprintln(r.io.out, name)
+	}
+	if r.f.diff {
+		io.WriteString(r.io.out, unifiedDiff("old/"+filepath.ToSlash(name), "new/"+filepath.ToSlash(name), string(src), string(out)))
+	}
+	if r.f.write {
+		if err := writeKeepingMode(name, out); err != nil {
+			fmt.Fprintf(r.io.err, "mcpform fmt: %v\n", err)
+			r.failed = true
+		}
+	}
+}
+
+// writeKeepingMode replaces name's content through a temporary file and a
+// rename, so an interrupted fmt never leaves half a file.
+func writeKeepingMode(name string, data []byte) error {
+	st, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".fmt-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
+
+// unifiedDiff returns a unified diff (3 lines of context) of two texts.
+// Configuration files are small, so a quadratic LCS is fine; beyond a
+// bound the whole file is shown as replaced.
+func unifiedDiff(oldName, newName, a, b string) string {
+	al, bl := splitLines(a), splitLines(b)
+	ops := diffLines(al, bl)
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", oldName, newName)
+	const ctx = 3
+	for i := 0; i < len(ops); {
+		// Find the next change.
+		for i < len(ops) && ops[i].kind == ' ' {
+			i++
+		}
+		if i == len(ops) {
+			break
+		}
+		start := max(0, i-ctx)
+		end := i
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 2*ctx {
+				end = min(len(ops), end+ctx)
+				break
+			}
+			end = run
+		}
+		aStart, bStart, aLen, bLen := ops[start].a, ops[start].b, 0, 0
+		for _, op := range ops[start:end] {
+			if op.kind != '+' {
+				aLen++
+			}
+			if op.kind != '-' {
+				bLen++
+			}
+		}
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen))
+		for _, op := range ops[start:end] {
+			out.WriteByte(op.kind)
+			out.WriteString(op.text)
+			if !strings.HasSuffix(op.text, "\n") {
+				out.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		i = end
+	}
+	return out.String()
+}
+
+func hunkRange(start, n int) string {
+	switch n {
+	case 0:
+		return fmt.Sprintf("%d,0", start)
+	case 1:
+		return fmt.Sprintf("%d", start+1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+type diffOp struct {
+	kind byte // ' ', '-', '+'
+	text string
+	a, b int // line indexes (0-based) in the old and new text at this op
+}
+
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+func diffLines(a, b []string) []diffOp {
+	if len(a)*len(b) > 4_000_000 {
+		var ops []diffOp
+		for i, l := range a {
+			ops = append(ops, diffOp{'-', l, i, 0})
+		}
+		for j, l := range b {
+			ops = append(ops, diffOp{'+', l, len(a), j})
+		}
+		return ops
+	}
+	// lcs[i][j] = length of the LCS of a[i:] and b[j:].
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var ops []diffOp
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			ops = append(ops, diffOp{' ', a[i], i, j})
+			i++
+			j++
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			ops = append(ops, diffOp{'-', a[i], i, j})
+			i++
+		default:
+			ops = append(ops, diffOp{'+', b[j], i, j})
+			j++
+		}
+	}
+	return ops
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/mcpform/mcpform/lang"
+)
+
+// initFlags is mcpform init's command line.
+type initFlags struct {
+	upgrade bool
+	noColor bool
+	dir     string
+}
+
+func parseInitFlags(args []string, stderr io.Writer) (initFlags, error) {
+	var f initFlags
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&f.upgrade, "upgrade", false, "fetch every git module again, even if already fetched")
+	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: mcpform init [-upgrade] [-no-color] [DIR]")
+		fmt.Fprintf(stderr, "\nFetches the git modules of the configuration in DIR (default .) into %s and\nrecords the source, ref and commit of each in %s, so that plan and\nvalidate work offline. Local modules need no init.\n\n", lang.ModulesDir, lang.ManifestFile)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	switch fs.NArg() {
+	case 0:
+		f.dir = "."
+	case 1:
+		f.dir = fs.Arg(0)
+	default:
+		fmt.Fprintln(stderr, "mcpform init: at most one directory")
+		return f, errors.New("too many arguments")
+	}
+	return f, nil
+}
+
+func runInit(ctx context.Context, io *stdio, args []string) int {
+	f, err := parseInitFlags(args, io.err)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	fmt.Fprintln(io.out, "Initializing modules...")
+	entries, files, diags := lang.InstallModules(ctx, f.dir, lang.InstallOptions{Upgrade: f.upgrade, Log: io.out})
+	if len(diags) > 0 {
+		lang.WriteDiagnostics(io.err, diags, files, useColor(io, io.err, f.noColor), 0)
+	}
+	if diags.HasErrors() {
+		return exitError
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(io.out, "No git modules to fetch.")
+	}
+	fmt.Fprintln(io.out, "\nmcpform has been successfully initialized!")
+	return exitOK
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mcpform/mcpform/lang"
+)
+
+// varFlags collects -var NAME=VALUE and -var-file FILE, for every command
+// that evaluates mcp.hcl.
+type varFlags struct {
+	vars  map[string]string
+	files []string
+}
+
+// register adds -var and -var-file to fs.
+func (v *varFlags) register(fs *flag.FlagSet) {
+	fs.Func("var", "set a root variable: -var 'NAME=VALUE' (repeatable)", func(s string) error {
+		name, value, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("want NAME=VALUE, got %q", s)
+		}
+		if v.vars == nil {
+			v.vars = map[string]string{}
+		}
+		v.vars[name] = value
+		return nil
+	})
+	fs.Func("var-file", "read root variables from an HCL (or .json) file (repeatable)", func(s string) error {
+		v.files = append(v.files, s)
+		return nil
+	})
+}
+
+// options is what lang.Load needs from the command line and environment.
+func (v *varFlags) options(io *stdio) lang.Options {
+	return lang.Options{Vars: v.vars, VarFiles: v.files, Getenv: io.getenv, Version: version}
+}
+
+// validateFlags is mcpform validate's command line.
+type validateFlags struct {
+	json    bool
+	noColor bool
+	vars    varFlags
+	dir     string
+}
+
+func parseValidateFlags(args []string, stderr io.Writer) (validateFlags, error) {
+	var f validateFlags
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&f.json, "json", false, "print the result as JSON (terraform validate -json's shape)")
+	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
+	f.vars.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: mcpform validate [-json] [-no-color] [-var NAME=VALUE] [-var-file FILE] [DIR]")
+		fmt.Fprintln(stderr, "\nChecks mcp.hcl (and *.mcp.hcl) in DIR (default .): syntax, types, references,\nmodules and policy, evaluating everything as plan would, without starting a server.\nExit status: 0 valid, 1 invalid, 2 usage.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	switch fs.NArg() {
+	case 0:
+		f.dir = "."
+	case 1:
+		f.dir = fs.Arg(0)
+	default:
+		fmt.Fprintln(stderr, "mcpform validate: at most one directory")
+		return f, errors.New("too many arguments")
+	}
+	return f, nil
+}
+
+func runValidate(_ context.Context, io *stdio, args []string) int {
+	f, err := parseValidateFlags(args, io.err)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	cfg, diags := lang.Load(f.dir, f.vars.options(io))
+	if f.json {
+		if err := lang.WriteDiagnosticsJSON(io.out, diags, cfg.Files); err != nil {
+			fmt.Fprintf(io.err, "mcpform validate: %v\n", err)
+			return exitError
+		}
+		if diags.HasErrors() {
+			return exitError
+		}
+		return exitOK
+	}
+	color := useColor(io, io.err, f.noColor)
+	if len(diags) > 0 {
+		if err := lang.WriteDiagnostics(io.err, diags, cfg.Files, color, 0); err != nil {
+			fmt.Fprintf(io.err, "mcpform validate: %v\n", err)
+			return exitError
+		}
+	}
+	if diags.HasErrors() {
+		return exitError
+	}
+	ok := "Success! The configuration is valid."
+	if useColor(io, io.out, f.noColor) {
+		ok = "\x1b[32m\x1b[1mSuccess!\x1b[0m The configuration is valid."
+	}
+	fmt.Fprintln(io.out, ok)
+	return exitOK
+}
+
+// useColor reports whether output to w should be coloured: a terminal,
+// no -no-color, no NO_COLOR in the environment.
+func useColor(io *stdio, w io.Writer, noColor bool) bool {
+	if noColor || io.getenv("NO_COLOR") != "" || io.getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,182 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+)
+
+// Target is one server to probe, whether declared in mcp.hcl or locked.
+type Target struct {
+	Name               string
+	Command            []string
+	Env                []string
+	Dir                string // the server's working directory: the lock's (and mcp.hcl's) directory
+	Era                mcp.Era
+	ClientCapabilities json.RawMessage
+	Timeout            time.Duration
+	// Locked is the existing entry, when there is one: the probe asks the
+	// server in the entry's own era first (DESIGN.md section 4).
+	Locked *lock.Entry
+	// Prepare, when set, rewrites the server's command before it starts
+	// (the sandbox, for a server with a sandbox policy).
+	Prepare func(cmd *exec.Cmd) (cleanup func(), err error)
+	// LookupEnv supplies the values of the names in Env.
+	LookupEnv func(string) (string, bool)
+}
+
+// TargetFromEntry is the Target that probes a locked entry exactly as it was
+// locked: its argv, env names, client capabilities, timeout and era.
+func TargetFromEntry(name string, e *lock.Entry, dir string) Target {
+	t := Target{Name: name, Command: e.Command, Env: e.EnvPassthrough, Dir: dir, Locked: e, Era: mcp.EraAuto}
+	if s := e.Mcpform; s != nil {
+		t.ClientCapabilities = s.ClientCapabilities
+		if d, err := time.ParseDuration(s.Timeout); err == nil {
+			t.Timeout = d
+		}
+		if s.Protocol != "" {
+			t.Era, _ = mcp.ParseEra(s.Protocol)
+		}
+	}
+	return t
+}
+
+// Probe asks the server for its live surface and returns it as a sealed
+// lock entry (settings and policy are left to the caller).
+//
+// With a locked entry and no forced era, the server is asked in its locked
+// era first; only if that fails is it asked again with era detection, and a
+// surface in the other era is returned (Compare reports it as era drift). A
+// server that speaks both eras thus keeps the era it was locked in.
+func Probe(ctx context.Context, t Target) (*lock.Entry, error) {
+	era := t.Era
+	if era == mcp.EraAuto && t.Locked != nil {
+		era = mcp.EraLegacy
+		if t.Locked.Modern() {
+			era = mcp.EraModern
+		}
+		s, err := probe(ctx, t, era)
+		if err == nil {
+			return EntryFromSurface(s)
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		auto, autoErr := probe(ctx, t, mcp.EraAuto)
+		if autoErr != nil || auto.Era == era {
+			// The server does not answer in another era either: the
+			// failure in its own era is the one to report.
+			return nil, err
+		}
+		return EntryFromSurface(auto)
+	}
+	s, err := probe(ctx, t, era)
+	if err != nil {
+		return nil, err
+	}
+	return EntryFromSurface(s)
+}
+
+func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, error) {
+	return mcp.Probe(ctx, mcp.ServerSpec{
+		Name:               t.Name,
+		Command:            t.Command,
+		Env:                t.Env,
+		LookupEnv:          t.LookupEnv,
+		Dir:                t.Dir,
+		Era:                era,
+		ClientCapabilities: t.ClientCapabilities,
+		Timeout:            t.Timeout,
+		Prepare:            t.Prepare,
+	})
+}
+
+// EntryFromSurface turns a probed surface into a sealed lock entry with no
+// command, settings or policy yet.
+func EntryFromSurface(s *mcp.Surface) (*lock.Entry, error) {
+	e := &lock.Entry{
+		ProtocolVersion: s.ProtocolVersion,
+		ServerInfo:      s.ServerInfo,
+		Instructions:    s.Instructions,
+		Capabilities:    s.Capabilities,
+	}
+	if s.Era == mcp.EraModern {
+		e.SupportedVersions = append([]string{}, s.SupportedVersions...)
+	}
+	if len(e.ServerInfo) == 0 {
+		e.ServerInfo = json.RawMessage(`{}`)
+	}
+	if len(e.Capabilities) == 0 {
+		e.Capabilities = json.RawMessage(`{}`)
+	}
+	lists := map[lock.Kind][]json.RawMessage{
+		lock.Tools: s.Tools, lock.Prompts: s.Prompts, lock.Resources: s.Resources, lock.ResourceTemplates: s.ResourceTemplates,
+	}
+	for _, k := range lock.Kinds {
+		items := make([]lock.Item, 0, len(lists[k]))
+		for i, raw := range lists[k] {
+			it, err := lock.NewItem(k, raw)
+			if err != nil {
+				return nil, &lock.ItemError{Kind: k, Key: it.Key, Index: i, Err: err}
+			}
+			items = append(items, it)
+		}
+		e.SetList(k, items)
+	}
+	if err := e.Seal(); err != nil {
+		return nil, fmt.Errorf("the server's surface cannot be locked: %w", err)
+	}
+	return e, nil
+}
+
+// Result is the outcome of probing one Target.
+type Result struct {
+	Name     string
+	Entry    *lock.Entry // nil when Err is set
+	Err      error
+	Duration time.Duration
+}
+
+// Progress hears about each probe as it starts and ends; ProbeAll calls it
+// from several goroutines, one call at a time.
+type Progress func(name string, done bool, r *Result)
+
+// ProbeAll probes independent servers in parallel, at most parallelism at
+// once (default 10), and returns the results in the order of targets.
+func ProbeAll(ctx context.Context, targets []Target, parallelism int, progress Progress) []Result {
+	if parallelism <= 0 {
+		parallelism = 10
+	}
+	results := make([]Result, len(targets))
+	sem := make(chan struct{}, parallelism)
+	var mu sync.Mutex
+	report := func(name string, done bool, r *Result) {
+		if progress != nil {
+			mu.Lock()
+			progress(name, done, r)
+			mu.Unlock()
+		}
+	}
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			report(t.Name, false, nil)
+			start := time.Now()
+			e, err := Probe(ctx, t)
+			results[i] = Result{Name: t.Name, Entry: e, Err: err, Duration: time.Since(start)}
+			report(t.Name, true, &results[i])
+		}()
+	}
+	wg.Wait()
+	return results
+}

@@ -1,0 +1,158 @@
+package plan
+
+import (
+	"encoding/json"
+
+	"github.com/mcpform/mcpform/lock"
+)
+
+// FormatVersion is the version of a saved plan file and of the -json
+// output. It changes when a field changes meaning or is removed.
+const FormatVersion = "1.0"
+
+// Action is what a change does, written as its glyph (terraform's
+// internal/plans/action.go does the same).
+type Action rune
+
+const (
+	NoOp   Action = 0
+	Create Action = '+'
+	Update Action = '~'
+	Delete Action = '-'
+)
+
+func (a Action) String() string {
+	switch a {
+	case Create:
+		return "create"
+	case Update:
+		return "update"
+	case Delete:
+		return "delete"
+	}
+	return "no-op"
+}
+
+// Class is a change's drift class. Changes to mcp.hcl are their own class.
+type Class string
+
+const (
+	Definitional  Class = "definitional"
+	Informational Class = "informational"
+	Config        Class = "config"
+)
+
+// Grade is a change's semantic-versioning grade.
+type Grade int
+
+const (
+	None Grade = iota
+	Patch
+	Minor
+	Major
+)
+
+func (g Grade) String() string {
+	return [...]string{"none", "patch", "minor", "major"}[g]
+}
+
+// MarshalText writes the grade's name, so JSON shows "major", not 3.
+func (g Grade) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
+
+// UnmarshalText reads a grade's name.
+func (g *Grade) UnmarshalText(b []byte) error {
+	for i, n := range [...]string{"none", "patch", "minor", "major"} {
+		if string(b) == n {
+			*g = Grade(i)
+			return nil
+		}
+	}
+	return &json.UnsupportedValueError{Str: string(b)}
+}
+
+// Change is one reviewed difference, plain data: computed by pure functions
+// in this package, printed by plan/render, written by apply.
+type Change struct {
+	// Addr locates the change: "server.time",
+	// "server.time.tool.get_current_time",
+	// "server.time.tool.get_current_time.inputSchema.properties.x".
+	Addr   string `json:"address"`
+	Action Action `json:"-"`
+	Class  Class  `json:"class"`
+	Grade  Grade  `json:"grade"`
+	// Rule is the stable id `mcpform explain RULE` describes.
+	Rule string `json:"rule"`
+	// Security marks a change a reviewer must read with an attacker in
+	// mind: a changed description or instructions, an annotation that
+	// raises risk.
+	Security bool `json:"security_relevant"`
+	// Before and After are the JSON values on each side; nil where the side
+	// has none (a created or deleted item).
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
+	// Detail says in words what changed, when Before/After alone do not.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ServerPlan is everything the plan says about one server.
+type ServerPlan struct {
+	Name string `json:"name"` // the lock's name: "time", "github.issues"
+	Addr string `json:"address"`
+	// Action is Create for a server new to the lock, Delete for one removed
+	// from mcp.hcl, Update when anything changed, NoOp otherwise.
+	Action  Action   `json:"-"`
+	Changes []Change `json:"changes"`
+	// Unchanged counts the items of each kind (by list field) that did not
+	// change, for "(N unchanged tools hidden)".
+	Unchanged map[string]int `json:"unchanged,omitempty"`
+	// Error is why the server could not be probed; such a server's entry is
+	// not replaced by apply.
+	Error string `json:"error,omitempty"`
+	// RequiredBump is the highest grade of the server's surface changes.
+	RequiredBump Grade `json:"required_bump"`
+	// Version and LockedVersion are the declared surface versions in
+	// mcp.hcl and in the lock; VersionError says why the declared version
+	// does not cover RequiredBump.
+	Version       string `json:"version,omitempty"`
+	LockedVersion string `json:"locked_version,omitempty"`
+	VersionError  string `json:"version_error,omitempty"`
+	// Entry is what apply writes for this server (nil for Delete, or when
+	// probing failed).
+	Entry *lock.Entry `json:"-"`
+}
+
+// Plan is the whole plan: the servers in name order, and what it was made
+// against, so that apply can refuse a stale one.
+type Plan struct {
+	FormatVersion string        `json:"format_version"`
+	ConfigDigest  string        `json:"config_digest"`
+	LockDigest    string        `json:"lock_digest"` // "" when there was no lock
+	LockPath      string        `json:"lock_path"`
+	Servers       []*ServerPlan `json:"servers"`
+	RequiredBump  Grade         `json:"required_bump"`
+}
+
+// HasChanges reports whether applying the plan would change the lock.
+func (p *Plan) HasChanges() bool {
+	for _, s := range p.Servers {
+		if s.Action != NoOp {
+			return true
+		}
+	}
+	return false
+}
+
+// Errors lists the servers that could not be probed and the version gates
+// that failed: a plan with errors exits 1 and apply refuses it.
+func (p *Plan) Errors() []string {
+	var out []string
+	for _, s := range p.Servers {
+		if s.Error != "" {
+			out = append(out, s.Addr+": "+s.Error)
+		}
+		if s.VersionError != "" {
+			out = append(out, s.Addr+": "+s.VersionError)
+		}
+	}
+	return out
+}

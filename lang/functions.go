@@ -39,7 +39,7 @@ var functions = map[string]function.Function{
 	"jsondecode":      stdlib.JSONDecodeFunc,
 	"jsonencode":      stdlib.JSONEncodeFunc,
 	"keys":            stdlib.KeysFunc,
-	"length":          stdlib.LengthFunc,
+	"length":          lengthFunc,
 	"log":             stdlib.LogFunc,
 	"lookup":          stdlib.LookupFunc,
 	"lower":           stdlib.LowerFunc,
@@ -110,3 +110,21 @@ var (
 	endsWithFunc    = stringPredicate(strings.HasSuffix)
 	strContainsFunc = stringPredicate(strings.Contains)
 )
+
+// lengthFunc is terraform's length: of a string (in characters) as well as
+// of a collection. cty's LengthFunc takes only collections.
+var lengthFunc = function.New(&function.Spec{
+	Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowDynamicType: true, AllowUnknown: true}},
+	Type: func(args []cty.Value) (cty.Type, error) {
+		if args[0].Type().Equals(cty.String) {
+			return cty.Number, nil
+		}
+		return stdlib.LengthFunc.ReturnTypeForValues(args)
+	},
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		if args[0].Type().Equals(cty.String) {
+			return stdlib.Strlen(args[0])
+		}
+		return stdlib.Length(args[0])
+	},
+})

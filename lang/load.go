@@ -144,7 +144,13 @@ func (l *loader) parseModule(dir string, modPath []string) (*module, hcl.Diagnos
 			names = append(names, e.Name())
 		}
 	}
-	sort.Strings(names)
+	// mcp.hcl first, then the others in name order.
+	sort.Slice(names, func(i, j int) bool {
+		if (names[i] == ConfigFile) != (names[j] == ConfigFile) {
+			return names[i] == ConfigFile
+		}
+		return names[i] < names[j]
+	})
 
 	m := &module{path: modPath, dir: dir, relDir: l.rel(dir), varsByName: map[string]*variable{}, noFiles: len(names) == 0}
 	var diags hcl.Diagnostics

@@ -110,6 +110,8 @@ func decodeVariable(b *hcl.Block) (*variable, hcl.Diagnostics) {
 					Detail:   fmt.Sprintf("This default value is not compatible with the variable's type constraint: %s. Change the default or the type.", convertErrorString(err)),
 					Subject:  a.Expr.Range().Ptr(),
 				})
+				// Counts as a default, so no "required" error follows.
+				v.def, v.defRange = cty.DynamicVal, a.Expr.Range()
 			} else {
 				v.def, v.defRange = conv, a.Expr.Range()
 			}
@@ -219,7 +221,7 @@ func (l *loader) rootVariables(m *module) (map[string]cty.Value, hcl.Diagnostics
 			})
 			continue
 		}
-		provided[k] = given{str: &s, from: valueSource{what: "-var " + k}}
+		provided[k] = given{str: &s, from: valueSource{what: "-var '" + k + "=…'"}}
 	}
 
 	vals := map[string]cty.Value{}
@@ -348,6 +350,10 @@ func (l *loader) finishVariable(v *variable, val cty.Value, from valueSource) (c
 			Summary:  "Invalid value for variable",
 			Detail:   fmt.Sprintf("%s\n\nThe value of var.%s comes from %s; this was checked by the validation rule at %s.", msg, v.name, from.what, rangeString(rule.rng)),
 			Subject:  rule.condition.Range().Ptr(),
+		}
+		if from.rng != nil {
+			// Point at the value to change, not at the rule.
+			d2.Subject = from.rng
 		}
 		if !v.sensitive {
 			d2.Expression, d2.EvalContext = rule.condition, ctx

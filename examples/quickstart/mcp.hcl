@@ -1,0 +1,14 @@
+# The smallest useful mcp.hcl: one server, the notes server written with the
+# official Go SDK (../servers/notes). Try:
+#
+#   go run ./cmd/mcpform -chdir=examples/quickstart validate
+#   go run ./cmd/mcpform -chdir=examples/quickstart plan
+
+mcpform {
+  required_version = ">= 0.1.0"
+}
+
+server "notes" {
+  # argv, run without a shell, from this directory.
+  command = ["go", "run", "../servers/notes"]
+}

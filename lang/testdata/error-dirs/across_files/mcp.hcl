@@ -1,0 +1,7 @@
+server "time" {
+  command = ["uvx", "mcp-server-time"]
+}
+
+locals {
+  x = 1
+}

@@ -1,0 +1,3 @@
+module "self" {
+  source = "./" # ERROR: Module cycle
+}

@@ -1,0 +1,3 @@
+mcpform {
+  lockfile = "other.lock" # ERROR: Lockfile set in a module
+}

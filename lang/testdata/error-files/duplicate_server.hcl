@@ -1,0 +1,11 @@
+server "time" {
+  command = ["uvx", "mcp-server-time"]
+}
+
+server "time" { # ERROR: Duplicate server "time"
+  command = ["uvx", "mcp-server-time"]
+}
+
+server "a.b" { # ERROR: Invalid server name
+  command = ["x"]
+}

@@ -1,0 +1,3 @@
+server "time" {
+  command = ["uvx" "mcp-server-time"] # ERROR: Missing item separator
+}

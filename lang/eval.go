@@ -125,7 +125,28 @@ func (s *scope) eval(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
 	if diags := s.checkRefs(expr); diags.HasErrors() {
 		return cty.DynamicVal, diags
 	}
-	return expr.Value(s.ctx)
+	v, diags := expr.Value(s.ctx)
+	return v, redactSensitive(expr, s.ctx, diags)
+}
+
+// redactSensitive replaces the details of diagnostics from evaluating an
+// expression that uses a sensitive value: HCL and function errors quote
+// argument values ("cannot convert "…" to number").
+func redactSensitive(expr hcl.Expression, ctx *hcl.EvalContext, diags hcl.Diagnostics) hcl.Diagnostics {
+	if len(diags) == 0 {
+		return diags
+	}
+	for _, t := range expr.Variables() {
+		v, td := t.TraverseAbs(ctx)
+		if !td.HasErrors() && v.ContainsMarked() {
+			for _, d := range diags {
+				d.Detail = "This expression uses a sensitive value, so the details of the error are not shown. Check the types and arguments of the expression."
+				d.Expression, d.EvalContext = nil, nil
+			}
+			return diags
+		}
+	}
+	return diags
 }
 
 // evalModule evaluates a parsed module given its variable values, appending

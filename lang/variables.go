@@ -320,6 +320,7 @@ func (l *loader) finishVariable(v *variable, val cty.Value, from valueSource) (c
 	for _, rule := range v.validations {
 		ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{v.name: val})}, Functions: functions}
 		res, d := rule.condition.Value(ctx)
+		d = redactSensitive(rule.condition, ctx, d)
 		if d.HasErrors() {
 			diags = append(diags, d...)
 			continue

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/mcpform/mcpform/lock"
 )
@@ -20,6 +21,21 @@ const (
 	Update Action = '~'
 	Delete Action = '-'
 )
+
+// MarshalText writes the action's name ("create", "update", "delete",
+// "no-op").
+func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText reads an action's name.
+func (a *Action) UnmarshalText(b []byte) error {
+	for _, c := range []Action{NoOp, Create, Update, Delete} {
+		if c.String() == string(b) {
+			*a = c
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown action %q", b)
+}
 
 func (a Action) String() string {
 	switch a {
@@ -77,7 +93,7 @@ type Change struct {
 	// "server.time.tool.get_current_time",
 	// "server.time.tool.get_current_time.inputSchema.properties.x".
 	Addr   string `json:"address"`
-	Action Action `json:"-"`
+	Action Action `json:"action"`
 	Class  Class  `json:"class"`
 	Grade  Grade  `json:"grade"`
 	// Rule is the stable id `mcpform explain RULE` describes.
@@ -100,7 +116,7 @@ type ServerPlan struct {
 	Addr string `json:"address"`
 	// Action is Create for a server new to the lock, Delete for one removed
 	// from mcp.hcl, Update when anything changed, NoOp otherwise.
-	Action  Action   `json:"-"`
+	Action  Action   `json:"action"`
 	Changes []Change `json:"changes"`
 	// Unchanged counts the items of each kind (by list field) that did not
 	// change, for "(N unchanged tools hidden)".
@@ -130,6 +146,12 @@ type Plan struct {
 	LockPath      string        `json:"lock_path"`
 	Servers       []*ServerPlan `json:"servers"`
 	RequiredBump  Grade         `json:"required_bump"`
+	// PlannedLock is the lock apply writes, as bytes lock.Parse verifies;
+	// set when the plan has no errors (Finish sets it).
+	PlannedLock json.RawMessage `json:"planned_lock,omitempty"`
+	// Notes are things apply will do that are not changes to the surface,
+	// such as taint labels dropped for tools that no longer exist.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // HasChanges reports whether applying the plan would change the lock.

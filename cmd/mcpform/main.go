@@ -47,6 +47,8 @@ type command struct {
 // commands is the table of subcommands, one file each.
 var commands = map[string]command{
 	"version":  {"Print mcpform's version", runVersion},
+	"verify":   {"Probe locked servers and fail on drift from mcp.lock (the CI gate)", runVerify},
+	"show":     {"Print mcp.lock for humans", runShow},
 	"validate": {"Check mcp.hcl: syntax, types, references, modules, policy", runValidate},
 	"fmt":      {"Rewrite mcp.hcl files in the canonical style", runFmt},
 	"init":     {"Fetch git modules into .mcpform/modules", runInit},

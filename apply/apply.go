@@ -1,0 +1,77 @@
+package apply
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/plan"
+)
+
+// ErrStale is returned when the lock changed after the plan was made.
+var ErrStale = errors.New("the plan is stale")
+
+// Result counts what an apply did.
+type Result struct {
+	Added, Changed, Removed int
+	// Notes repeats the plan's notes (dropped taint labels and the like).
+	Notes []string
+}
+
+// Apply writes the lock planned in p to p.LockPath, exactly as planned. It
+// refuses a plan with errors, a plan without a planned lock, and a plan made
+// against other lock bytes than the ones on disk now; the check and the
+// write happen under the lock's advisory lock, so a concurrent apply cannot
+// slip in between. On any error the lock is left byte-identical.
+func Apply(p *plan.Plan) (Result, error) {
+	var res Result
+	if errs := p.Errors(); len(errs) > 0 {
+		return res, fmt.Errorf("the plan has errors; fix them and plan again:\n  %s", joinLines(errs))
+	}
+	if len(p.PlannedLock) == 0 {
+		return res, errors.New("the plan holds no planned lock")
+	}
+	next, err := lock.Parse(p.PlannedLock)
+	if err != nil {
+		return res, fmt.Errorf("the planned lock does not verify: %w", err)
+	}
+	// Update writes lock.Marshal(next); for every lock mcpform writes that
+	// is byte for byte the planned lock. Refuse rather than write anything
+	// else.
+	if again, err := lock.Marshal(next); err != nil || !bytes.Equal(again, p.PlannedLock) {
+		return res, errors.New("the planned lock is not in mcpform's canonical form; run mcpform plan -out again")
+	}
+	err = lock.Update(p.LockPath, func(current []byte) (*lock.File, error) {
+		if got := plan.LockDigest(current); got != p.LockDigest {
+			return nil, fmt.Errorf("%w: %s changed since the plan was made; run mcpform plan again", ErrStale, p.LockPath)
+		}
+		return next, nil
+	})
+	if err != nil {
+		return res, err
+	}
+	for _, sp := range p.Servers {
+		switch sp.Action {
+		case plan.Create:
+			res.Added++
+		case plan.Update:
+			res.Changed++
+		case plan.Delete:
+			res.Removed++
+		}
+	}
+	res.Notes = p.Notes
+	return res, nil
+}
+
+func joinLines(l []string) string {
+	var b bytes.Buffer
+	for i, s := range l {
+		if i > 0 {
+			b.WriteString("\n  ")
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}

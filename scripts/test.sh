@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The test command: installs everything the tests need on a machine that has
+# only Go, Node, npm and git, then runs every test. CI runs exactly this
+# (.ci/run), and so can you: bash scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== installing the pinned npm reference servers and the inspector (testdata/npm)"
+(cd testdata/npm && npm ci --no-audit --no-fund --loglevel=error)
+
+echo "== downloading Go modules"
+go mod download
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test"
+go test -count=1 -timeout 20m ./...
+
+echo "== fuzzing every fuzz target briefly"
+FUZZTIME="${FUZZTIME:-5s}" bash scripts/fuzz.sh
+
+echo "== all tests passed"

@@ -1,0 +1,213 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ProxyAddr is where a sandboxed server with Network set finds the egress
+// proxy: a listener inside its network namespace that stage 1 bridges to
+// Spec.EgressSocket. HTTPS_PROXY and friends point here.
+const ProxyAddr = "127.0.0.1:3128"
+
+// Spec is what a sandboxed server may touch besides the runtime base (see
+// the package documentation for that base).
+type Spec struct {
+	// Read are paths the server may read recursively; Write are paths it may
+	// read and write recursively. Both are absolute and already expanded (the
+	// caller expands ~/ and ${TMP}), and must exist.
+	Read, Write []string
+	// Tmp is the server's private temporary directory: writable, and its
+	// TMPDIR. It must exist.
+	Tmp string
+	// Network false leaves the server a network namespace with only
+	// loopback and no way out. Network true bridges EgressSocket into that
+	// namespace at ProxyAddr and announces it in the proxy variables.
+	Network bool
+	// EgressSocket is the path of the unix socket on which runtime/egress
+	// listens, outside the namespace. Required when Network is set.
+	EgressSocket string
+	// Protect are paths no write path (nor Tmp) may cover: mcp.lock, its
+	// directory, the audit log, the taint state, the mcpform binary, $HOME.
+	// They need not exist.
+	Protect []string
+}
+
+// Marker environment variables of the re-executed stages. They never reach
+// the server: stage 2 removes them before it executes the server.
+const (
+	envStage  = "MCPFORM_SANDBOX_STAGE"
+	envConfig = "MCPFORM_SANDBOX_CONFIG"
+)
+
+// stageConfig is what Command hands to the stages, as JSON in envConfig.
+// Everything in it was checked and resolved by Command, outside the sandbox.
+type stageConfig struct {
+	Path string   // the server's executable, absolute
+	Args []string // the server's argv
+	// Rules are the Landlock rules, runtime base included.
+	Rules        []pathRule
+	Network      bool
+	EgressSocket string
+}
+
+// access is what a pathRule grants.
+type access string
+
+const (
+	accessRead  access = "r"   // read files and list directories
+	accessExec  access = "rx"  // read and execute
+	accessWrite access = "rw"  // read, write, create, remove (no execute)
+	accessDev   access = "dev" // read and write an existing file, nothing else
+)
+
+// pathRule grants access to the file hierarchy at Path.
+type pathRule struct {
+	Path   string
+	Access access
+}
+
+// checkSpec validates spec: absolute existing paths, and no write path
+// covering a protected one. It returns the write paths (Tmp included)
+// resolved through symlinks, which is what Landlock will see.
+func checkSpec(spec Spec) error {
+	if spec.Tmp == "" {
+		return errors.New("sandbox spec has no Tmp directory")
+	}
+	if spec.Network && spec.EgressSocket == "" {
+		return errors.New("sandbox spec allows network but names no EgressSocket")
+	}
+	if spec.EgressSocket != "" && !filepath.IsAbs(spec.EgressSocket) {
+		return fmt.Errorf("egress socket %q is not absolute", spec.EgressSocket)
+	}
+	check := func(kind, p string) (string, error) {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return "", fmt.Errorf("%s path %q is not a clean absolute path", kind, p)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return "", fmt.Errorf("%s path %q: %w", kind, p, err)
+		}
+		return real, nil
+	}
+	for _, p := range spec.Read {
+		if _, err := check("read", p); err != nil {
+			return err
+		}
+	}
+	protected := make([]string, 0, len(spec.Protect))
+	for _, p := range spec.Protect {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("protected path %q is not absolute", p)
+		}
+		protected = append(protected, p, resolveExisting(p))
+	}
+	writes := append(append([]string(nil), spec.Write...), spec.Tmp)
+	for i, w := range writes {
+		kind := "write"
+		if i == len(writes)-1 {
+			kind = "tmp"
+		}
+		real, err := check(kind, w)
+		if err != nil {
+			return err
+		}
+		for _, p := range protected {
+			for _, cand := range []string{w, real} {
+				if covers(cand, p) {
+					return fmt.Errorf("%s path %q covers protected path %q; name a directory that holds neither mcp.lock, its directory, the audit log, the taint state, the mcpform binary nor your home directory", kind, w, p)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// resolveExisting resolves symlinks in the longest existing prefix of p, so
+// a protected file that does not exist yet is still compared by its real
+// directory.
+func resolveExisting(p string) string {
+	p = filepath.Clean(p)
+	var rest []string
+	for {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return p
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+// covers reports whether dir is p or an ancestor of p.
+func covers(dir, p string) bool {
+	dir, p = filepath.Clean(dir), filepath.Clean(p)
+	if dir == p || dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, dir+"/")
+}
+
+// proxyEnv is what a networked server gets to find the egress proxy. Node
+// reads the variables only with NODE_USE_ENV_PROXY=1 (Node 22.21/24.5+);
+// curl, Python, Go and most SDKs read them always.
+func proxyEnv() []string {
+	u := "http://" + ProxyAddr
+	return []string{
+		"HTTPS_PROXY=" + u, "https_proxy=" + u,
+		"HTTP_PROXY=" + u, "http_proxy=" + u,
+		"ALL_PROXY=" + u, "all_proxy=" + u,
+		"NO_PROXY=", "no_proxy=",
+		"NODE_USE_ENV_PROXY=1",
+	}
+}
+
+// setEnv returns env with each of kvs set, replacing earlier values of the
+// same name (all spellings compare exactly, as the kernel does).
+func setEnv(env []string, kvs ...string) []string {
+	out := make([]string, 0, len(env)+len(kvs))
+	for _, e := range env {
+		name, _, _ := strings.Cut(e, "=")
+		replaced := false
+		for _, kv := range kvs {
+			if n, _, _ := strings.Cut(kv, "="); n == name {
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			out = append(out, e)
+		}
+	}
+	return append(out, kvs...)
+}
+
+// withoutEnv returns env without the named variables.
+func withoutEnv(env []string, names ...string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		name, _, _ := strings.Cut(e, "=")
+		drop := false
+		for _, n := range names {
+			drop = drop || n == name
+		}
+		if !drop {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// fail prints a stage's error and exits with 125, the status a container
+// runtime uses for "the sandbox itself failed", distinct from the server's
+// own statuses.
+func fail(stage string, err error) {
+	fmt.Fprintf(os.Stderr, "mcpform sandbox %s: %v\n", stage, err)
+	os.Exit(125)
+}

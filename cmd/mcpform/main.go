@@ -9,12 +9,15 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/mcpform/mcpform/runtime/sandbox"
 )
 
 // version is mcpform's own version, checked against required_version.
 const version = "0.1.0"
 
 func main() {
+	sandbox.MaybeRunStage()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv})
 	stop()

@@ -5,12 +5,14 @@ import (
 	"os"
 	"testing"
 
+	"github.com/mcpform/mcpform/runtime/sandbox"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets the test binary stand in for the commands the scripts run:
 // "mcpform" itself and the test-only helpers registered in testCommands.
 func TestMain(m *testing.M) {
+	sandbox.MaybeRunStage()
 	cmds := map[string]func(){
 		"mcpform": func() {
 			os.Exit(run(context.Background(), os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv}))

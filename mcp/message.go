@@ -193,17 +193,18 @@ func DecodeMessage(line []byte) (*Message, error) {
 		}
 		return nil, &DecodeError{Code: CodeInvalidRequest, Msg: "a message must be a JSON object"}
 	}
-	// A map keeps member names exactly as sent; a struct would match
-	// "Method" to a field tagged "method".
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(line, &fields); err != nil {
-		return nil, &DecodeError{Code: CodeParseError, Msg: err.Error()}
+	// Member names are compared exactly as sent (a struct would match
+	// "Method" to a field tagged "method"). The values alias one copy of
+	// the line: the caller's buffer is not retained.
+	var f members
+	if err := f.split(bytes.Clone(first)); err != nil {
+		return nil, err
 	}
 	m := &Message{}
 	bad := func(format string, args ...any) (*Message, error) {
 		return nil, &DecodeError{Code: CodeInvalidRequest, ID: m.ID, Msg: fmt.Sprintf(format, args...)}
 	}
-	rawID, hasID := fields["id"]
+	rawID, hasID := f.id, f.id != nil
 	if hasID && !bytes.Equal(rawID, []byte("null")) {
 		id, ok := parseID(rawID)
 		if !ok {
@@ -211,22 +212,18 @@ func DecodeMessage(line []byte) (*Message, error) {
 		}
 		m.ID = id
 	}
-	for k := range fields {
-		switch k {
-		case "jsonrpc", "id", "method", "params", "result", "error":
-		default:
-			return bad("unknown member %s", appendQuoted(nil, escape.String(k)))
-		}
+	if f.unknown != "" {
+		return bad("unknown member %s", appendQuoted(nil, escape.String(f.unknown)))
 	}
-	if v, ok := fields["jsonrpc"]; !ok || string(v) != `"2.0"` {
+	if string(f.jsonrpc) != `"2.0"` {
 		return bad(`"jsonrpc" must be "2.0"`)
 	}
-	params, hasParams := fields["params"]
-	result, hasResult := fields["result"]
-	errRaw, hasError := fields["error"]
-	if rawMethod, ok := fields["method"]; ok {
-		var method string
-		if rawMethod[0] != '"' || json.Unmarshal(rawMethod, &method) != nil || method == "" {
+	params, hasParams := f.params, f.params != nil
+	result, hasResult := f.result, f.result != nil
+	errRaw, hasError := f.error, f.error != nil
+	if rawMethod := f.method; rawMethod != nil {
+		method, ok := jsonString(rawMethod)
+		if !ok || method == "" {
 			return bad("method must be a non-empty string")
 		}
 		m.Method = method
@@ -377,4 +374,119 @@ func clip(b []byte) string {
 		return escape.String(string(b[:max])) + "…"
 	}
 	return escape.String(string(b))
+}
+
+// members are the top-level members of a message, as raw values.
+type members struct {
+	jsonrpc, id, method, params, result, error json.RawMessage
+	unknown                                    string // the first unknown member's name
+}
+
+// split fills f from a JSON object that strictjson.Check has accepted,
+// without decoding the values.
+func (f *members) split(obj []byte) error {
+	i := skipWS(obj, 1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil
+	}
+	for i < len(obj) {
+		end := skipString(obj, i)
+		rawKey := obj[i:end]
+		i = skipWS(obj, end)
+		i = skipWS(obj, i+1) // ':'
+		vend := skipValue(obj, i)
+		v := json.RawMessage(obj[i:vend:vend])
+		switch string(rawKey) { // exact bytes: an escaped name is unknown too
+		case `"jsonrpc"`:
+			f.jsonrpc = v
+		case `"id"`:
+			f.id = v
+		case `"method"`:
+			f.method = v
+		case `"params"`:
+			f.params = v
+		case `"result"`:
+			f.result = v
+		case `"error"`:
+			f.error = v
+		default:
+			if f.unknown == "" {
+				name, _ := jsonString(rawKey)
+				f.unknown = name
+			}
+		}
+		i = skipWS(obj, vend)
+		if i >= len(obj) || obj[i] == '}' {
+			return nil
+		}
+		i = skipWS(obj, i+1) // ','
+	}
+	return &DecodeError{Code: CodeParseError, Msg: "unterminated object"}
+}
+
+// jsonString decodes a raw JSON string.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i].
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index after the (valid) value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = skipString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
 }

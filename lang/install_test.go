@@ -187,7 +187,7 @@ func TestGitModuleNestedInGit(t *testing.T) {
 	inner.commit("v0.1.0", map[string]string{"mcp.hcl": `server "deep" { command = ["deep"] }`})
 	outer := newGitRepo(t)
 	outer.commit("v1.0.0", map[string]string{
-		"mcp.hcl": "module \"inner\" {\n  source = \"git::" + inner.url() + "?ref=v0.1.0\"\n}\n",
+		"mcp.hcl":        "module \"inner\" {\n  source = \"git::" + inner.url() + "?ref=v0.1.0\"\n}\n",
 		"escape/mcp.hcl": "module \"up\" {\n  source = \"../../\"\n}\n",
 	})
 	root := writeTree(t, t.TempDir(), map[string]string{

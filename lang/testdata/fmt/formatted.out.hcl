@@ -1,0 +1,3 @@
+server "a" {
+  command = ["x"]
+}

@@ -1,4 +1,105 @@
 // Package sandbox confines a server process on Linux: user, mount, pid and
 // network namespaces, Landlock for the filesystem, and a seccomp filter. It
 // fails closed: without kernel support a sandboxed server does not start.
+//
+// Its neighbours: package runtime (mcpform run) builds a Spec from the lock's
+// policy.sandbox, calls Command on the server's exec.Cmd, and serves
+// runtime/egress on Spec.EgressSocket; cmd/mcpform calls MaybeRunStage
+// first thing in main.
+//
+// # How a server starts
+//
+// Command turns the server's command into a re-execution of the running
+// binary (/proc/self/exe), so no helper binary has to be installed and
+// trusted:
+//
+//	mcpform ── stage 1 ── stage 2 ══exec══> server
+//
+// Stage 1 is cloned into new user, mount, pid, network, IPC and UTS
+// namespaces, as root of the user namespace (mapping only the caller's own
+// uid and gid), with SIGKILL as its parent-death signal. It is PID 1 of the
+// new pid namespace: it mounts a fresh /proc (so the host's processes and
+// mcpform's environment are invisible), brings up lo, and with Network
+// listens on ProxyAddr and bridges each connection to Spec.EgressSocket (a
+// filesystem socket is reachable across network namespaces). It starts stage
+// 2 in a new session, reaps orphans, forwards signals, and exits with the
+// server's status; its exit makes the kernel kill everything left in the
+// namespace, so no grandchild outlives the server.
+//
+// Stage 2 locks its OS thread (every restriction below is per thread, and
+// this thread calls execve), builds the Landlock ruleset, marks every
+// descriptor above stderr close-on-exec, sets no_new_privs, empties the
+// bounding and ambient capability sets and locks SECBIT_NOROOT (the server
+// is uid 0 inside its user namespace and must not regain capabilities at
+// execve), enforces Landlock, clears its remaining capabilities, installs the
+// seccomp filter and executes the server.
+//
+// Two re-executions instead of one: a Go program cannot run code between
+// fork and exec, and stage 1 must stay outside the restrictions (it mounts
+// /proc and dials the egress socket) while the server must be inside them.
+//
+// # Landlock
+//
+// The ruleset handles every access right of the running kernel's ABI (not
+// best effort: ABI 3, Linux 6.2, is the minimum, as the first to restrict
+// truncate). Grants:
+//
+//   - the runtime base (see below), read, and execute where noted;
+//   - Spec.Read: read files and list directories, no execute;
+//   - Spec.Write and Spec.Tmp: read, write, create, remove, rename and link
+//     within them; no execute (nothing the server writes can be run), no
+//     device nodes, no device ioctls;
+//   - network (ABI 4+): TCP connect only to ProxyAddr when Network, none
+//     otherwise; bind is not handled (harmless with only loopback);
+//   - scoping (ABI 6+): no signals to, and no abstract unix sockets of,
+//     processes outside the sandbox.
+//
+// Landlock's domain check also covers ptrace access, so the server can
+// neither trace stage 1 nor read its /proc/1/environ.
+//
+// # The runtime base
+//
+// What any Node, Python or Go server needs to start, and nothing of the
+// user's:
+//
+//   - /usr /lib /lib32 /lib64 /libx32 /bin /sbin: read and execute;
+//   - selected /etc files for the loader, users, name resolution, time zones
+//     and TLS (ld.so.cache, passwd, group, nsswitch.conf, hosts,
+//     resolv.conf, ssl/, pki/, ca-certificates/ …), never /etc as a whole
+//     (/etc/shadow, ssh host keys);
+//   - /dev/null, zero, full, random, urandom: read and write, nothing else in
+//     /dev (no terminal);
+//   - /proc, read: the sandbox's own procfs;
+//   - the program: the executable, the interpreter of a "#!" script (with
+//     "#!/usr/bin/env NAME" looked up in the server's PATH) and the first
+//     argument naming an existing file (node server.js), each resolved
+//     through symlinks, read and execute. A file under a node_modules
+//     directory brings the outermost node_modules above it (npm and npx
+//     hoist the package's dependencies there); a file in VENV/bin where
+//     VENV/pyvenv.cfg exists brings VENV. A directory that would cover a
+//     protected path (a venv in $HOME itself) shrinks to the file. Anything
+//     else, such as a project directory, goes in filesystem.read.
+//
+// # Seccomp
+//
+// The filter (seccomp_linux.go) kills the process on any non-native syscall
+// ABI (i386 int 0x80, x32), refuses with EPERM: sockets other than TCP over
+// IPv4/IPv6 and NETLINK_ROUTE (so no UDP, raw, packet, Multipath TCP, and no
+// AF_UNIX: Landlock before ABI 9 does not restrict connecting to the host's
+// ssh-agent or docker sockets), clone with namespace flags, unshare, setns,
+// mount and the new mount API, chroot, pivot_root, ptrace,
+// process_vm_readv/writev, pidfd_getfd, kcmp, bpf, perf_event_open,
+// userfaultfd, keyctl, add_key, request_key, kexec, module loading,
+// open_by_handle_at, io_uring (its operations bypass these checks), clock
+// and swap and reboot calls, and the TIOCSTI and TIOCLINUX ioctls; clone3
+// fails with ENOSYS (its flags are out of a filter's reach; libc and Go fall
+// back to clone).
+//
+// # Limits
+//
+// The parent-death signal belongs to the OS thread that started stage 1:
+// start sandboxed commands from ordinary goroutines, not from one that locks
+// its thread and then exits. Command refuses SysProcAttr and ExtraFiles. No
+// switch weakens the sandbox; if one is ever added its name must contain
+// "Insecure".
 package sandbox

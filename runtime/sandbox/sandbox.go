@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -68,6 +69,85 @@ const (
 type pathRule struct {
 	Path   string
 	Access access
+}
+
+// Grant is one filesystem grant of a sandbox, for display: what `mcpform
+// run -explain-sandbox` prints.
+type Grant struct {
+	Path string
+	// Access is "read", "read+execute", "read+write" or "device" (read and
+	// write an existing device file).
+	Access string
+}
+
+// Grants returns the filesystem grants Command would give the server of
+// cmd under spec, the runtime base included, without starting anything.
+// Paths of the runtime base that do not exist on this machine are left out.
+// The network is explained by spec itself: with Network, TCP connections to
+// ProxyAddr only, which reach the egress proxy's allow list.
+func Grants(cmd *exec.Cmd, spec Spec) ([]Grant, error) {
+	cfg, _, err := build(cmd, spec)
+	if err != nil {
+		return nil, err
+	}
+	names := map[access]string{accessRead: "read", accessExec: "read+execute", accessWrite: "read+write", accessDev: "device"}
+	var out []Grant
+	for _, r := range cfg.Rules {
+		if _, err := os.Stat(r.Path); err != nil {
+			continue
+		}
+		out = append(out, Grant{Path: r.Path, Access: names[r.Access]})
+	}
+	return out, nil
+}
+
+// build checks cmd and spec and computes the stage configuration and the
+// server's environment.
+func build(cmd *exec.Cmd, spec Spec) (stageConfig, []string, error) {
+	if err := checkSpec(spec); err != nil {
+		return stageConfig{}, nil, fmt.Errorf("sandboxing %q: %w", cmd.Path, err)
+	}
+	path := cmd.Path
+	if !filepath.IsAbs(path) {
+		// exec.Command leaves a relative path with a separator as is; resolve
+		// it now, against the directory the server will start in.
+		path = filepath.Join(cmd.Dir, path)
+		if !filepath.IsAbs(path) {
+			wd, err := os.Getwd()
+			if err != nil {
+				return stageConfig{}, nil, fmt.Errorf("sandboxing %q: %w", cmd.Path, err)
+			}
+			path = filepath.Join(wd, path)
+		}
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return stageConfig{}, nil, fmt.Errorf("sandboxing %q: not an executable file", cmd.Path)
+	}
+	args := cmd.Args
+	if len(args) == 0 {
+		args = []string{cmd.Path}
+	}
+	env := setEnv(cmd.Environ(), "TMPDIR="+spec.Tmp)
+	if spec.Network {
+		env = setEnv(env, proxyEnv()...)
+	}
+	env = withoutEnv(env, envStage, envConfig)
+
+	cfg := stageConfig{
+		Path:         path,
+		Args:         args,
+		Rules:        runtimeBase(path, args, env, spec.Protect),
+		Network:      spec.Network,
+		EgressSocket: spec.EgressSocket,
+	}
+	for _, p := range spec.Read {
+		cfg.Rules = append(cfg.Rules, pathRule{p, accessRead})
+	}
+	for _, p := range spec.Write {
+		cfg.Rules = append(cfg.Rules, pathRule{p, accessWrite})
+	}
+	cfg.Rules = append(cfg.Rules, pathRule{spec.Tmp, accessWrite})
+	return cfg, env, nil
 }
 
 // checkSpec validates spec: absolute existing paths, and no write path

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -148,49 +147,10 @@ func Command(cmd *exec.Cmd, spec Spec) error {
 	if len(cmd.ExtraFiles) > 0 {
 		return errors.New("sandboxing a command with ExtraFiles: a sandboxed server gets only stdin, stdout and stderr")
 	}
-	if err := checkSpec(spec); err != nil {
-		return fmt.Errorf("sandboxing %q: %w", cmd.Path, err)
+	cfg, env, err := build(cmd, spec)
+	if err != nil {
+		return err
 	}
-	path := cmd.Path
-	if !filepath.IsAbs(path) {
-		// exec.Command leaves a relative path with a separator as is; resolve
-		// it now, against the directory the server will start in.
-		path = filepath.Join(cmd.Dir, path)
-		if !filepath.IsAbs(path) {
-			wd, err := os.Getwd()
-			if err != nil {
-				return fmt.Errorf("sandboxing %q: %w", cmd.Path, err)
-			}
-			path = filepath.Join(wd, path)
-		}
-	}
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
-		return fmt.Errorf("sandboxing %q: not an executable file", cmd.Path)
-	}
-	args := cmd.Args
-	if len(args) == 0 {
-		args = []string{cmd.Path}
-	}
-	env := setEnv(cmd.Environ(), "TMPDIR="+spec.Tmp)
-	if spec.Network {
-		env = setEnv(env, proxyEnv()...)
-	}
-	env = withoutEnv(env, envStage, envConfig)
-
-	cfg := stageConfig{
-		Path:         path,
-		Args:         args,
-		Rules:        runtimeBase(path, args, env, spec.Protect),
-		Network:      spec.Network,
-		EgressSocket: spec.EgressSocket,
-	}
-	for _, p := range spec.Read {
-		cfg.Rules = append(cfg.Rules, pathRule{p, accessRead})
-	}
-	for _, p := range spec.Write {
-		cfg.Rules = append(cfg.Rules, pathRule{p, accessWrite})
-	}
-	cfg.Rules = append(cfg.Rules, pathRule{spec.Tmp, accessWrite})
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("sandboxing %q: %w", cmd.Path, err)

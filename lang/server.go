@@ -59,6 +59,11 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 	}
 	body := dynblock.Expand(b.Body, s.ctx)
 	content, diags := body.Content(serverSchema)
+	for _, d := range diags {
+		if d.Summary == "Missing required argument" && strings.Contains(d.Detail, `"command"`) {
+			d.Detail += ` Add command = ["program", "arg", …]: the argv that starts the server.`
+		}
+	}
 
 	if a, ok := content.Attributes["command"]; ok {
 		if v, ok := s.stringList(a, &diags); ok {

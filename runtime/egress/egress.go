@@ -24,6 +24,10 @@ const (
 	HeadTimeout = 10 * time.Second
 	// DialTimeout bounds name resolution plus connecting to the destination.
 	DialTimeout = 10 * time.Second
+	// MaxConns bounds a server's simultaneous connections through the proxy,
+	// so a hostile server cannot exhaust mcpform's memory or descriptors.
+	// Connections over the limit are refused (503) and audited.
+	MaxConns = 256
 )
 
 // ErrClosed is returned by Serve after Close.
@@ -78,6 +82,7 @@ type Proxy struct {
 	closed    bool
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]struct{}
+	active    atomic.Int32
 	wg        sync.WaitGroup
 }
 
@@ -138,9 +143,23 @@ func (p *Proxy) Serve(l net.Listener) error {
 			c.Close()
 			return ErrClosed
 		}
+		if p.active.Add(1) > MaxConns {
+			p.active.Add(-1)
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				defer p.track(c, false)
+				defer c.Close()
+				reason := fmt.Sprintf("more than %d simultaneous connections", MaxConns)
+				p.audit(Event{Time: time.Now(), Reason: reason})
+				reply(c, "503 Service Unavailable", reason)
+			}()
+			continue
+		}
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
+			defer p.active.Add(-1)
 			defer p.track(c, false)
 			p.handle(c)
 		}()

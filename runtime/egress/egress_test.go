@@ -258,3 +258,31 @@ func TestInternalReason(t *testing.T) {
 		}
 	}
 }
+
+func TestConnectionLimit(t *testing.T) {
+	var ev events
+	_, proxy := startProxy(t, nil, fakeResolver{}, ev.add)
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for i := 0; i < MaxConns; i++ {
+		c, err := net.Dial("tcp", proxy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c) // sends no head: the proxy holds it open
+	}
+	c, err := net.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	if !strings.HasPrefix(line, "HTTP/1.1 503") {
+		t.Fatalf("connection over the limit got %q", line)
+	}
+}

@@ -36,7 +36,7 @@ var ErrClosed = errors.New("egress proxy closed")
 // Event is one connection through the proxy, allowed or refused, as the
 // audit log records it. It is reported once, when the connection ends.
 type Event struct {
-	Time   time.Time // when the request head was received
+	Time   time.Time // when the connection was accepted
 	Method string    // CONNECT, or the method of a forwarded http:// request
 	Host   string    // as requested: a lower-case name or an IP literal
 	Port   uint16

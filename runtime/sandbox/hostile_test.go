@@ -469,3 +469,58 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// nonet is a server without network: no proxy variables, nothing listening
+// at ProxyAddr, only lo.
+func nonet() int {
+	for _, a := range []attempt{
+		{"proxy-variable-set", func() error {
+			if v := os.Getenv("HTTPS_PROXY") + os.Getenv("https_proxy") + os.Getenv("ALL_PROXY"); v != "" {
+				return nil
+			}
+			return errors.New("unset")
+		}},
+		{"dial-proxy-addr", func() error { return dial("tcp", sandbox.ProxyAddr) }},
+		{"dial-host-port", func() error { return dial("tcp", "127.0.0.1:"+os.Getenv("HT_PORT")) }},
+		{"dial-host-ip", func() error { return dial("tcp", net.JoinHostPort(os.Getenv("HT_HOSTIP"), os.Getenv("HT_PORT"))) }},
+	} {
+		if err := a.try(); err != nil {
+			fmt.Printf("RESULT %s failed: %v\n", a.name, err)
+		} else {
+			fmt.Printf("RESULT %s ok\n", a.name)
+		}
+	}
+	return 0
+}
+
+func TestNoNetwork(t *testing.T) {
+	requireSandbox(t)
+	hl, err := net.Listen("tcp", "0.0.0.0:0")
+	must(t, err)
+	defer hl.Close()
+	port := strconv.Itoa(hl.Addr().(*net.TCPAddr).Port)
+	ip := hostIP()
+	if ip == "" {
+		ip = "127.0.0.2"
+	}
+	cmd := selfCommand(t, "nonet", "HT_PORT="+port, "HT_HOSTIP="+ip)
+	must(t, sandbox.Command(cmd, sandbox.Spec{Tmp: tempDir(t)}))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RESULT "); ok {
+			n++
+			if strings.HasSuffix(rest, " ok") {
+				t.Errorf("ESCAPE %s", rest)
+			} else {
+				t.Log(rest)
+			}
+		}
+	}
+	if n != 4 {
+		t.Fatalf("got %d results:\n%s", n, out)
+	}
+}

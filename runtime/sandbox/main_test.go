@@ -31,6 +31,8 @@ func helper(mode string) int {
 		return 3
 	case "hostile":
 		return hostile()
+	case "nonet":
+		return nonet()
 	case "x32":
 		return x32()
 	case "spawn":

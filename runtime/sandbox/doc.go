@@ -15,7 +15,7 @@
 //
 //	mcpform ── stage 1 ── stage 2 ══exec══> server
 //
-// Stage 1 is cloned into new user, mount, pid, network, IPC and UTS
+// Stage 1 is cloned into new user, mount, pid, network, IPC, UTS and cgroup
 // namespaces, as root of the user namespace (mapping only the caller's own
 // uid and gid), with SIGKILL as its parent-death signal. It is PID 1 of the
 // new pid namespace: it mounts a fresh /proc (so the host's processes and

@@ -91,14 +91,15 @@ func readInt(path string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
-// nsAttr is how stage 1 is cloned: into new user, mount, pid, network, IPC
-// and UTS namespaces, as root of the new user namespace (which maps only
+// nsAttr is how stage 1 is cloned: into new user, mount, pid, network, IPC,
+// UTS and cgroup namespaces (the last so /proc/self/cgroup names no host
+// path), as root of the new user namespace (which maps only
 // the caller's own uid and gid, so that root owns no more outside than the
 // caller does), killed when its parent thread dies.
 func nsAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
 		// Writes "deny" to setgroups before the gid map, as unprivileged
@@ -112,7 +113,8 @@ func nsAttr() *syscall.SysProcAttr {
 // and working directory, so that Start runs it inside the sandbox:
 //
 //   - cmd becomes a re-execution of this binary (/proc/self/exe) as stage 1,
-//     cloned into new user, mount, pid, network, IPC and UTS namespaces and
+//     cloned into new user, mount, pid, network, IPC, UTS and cgroup
+//     namespaces and
 //     killed (SIGKILL) if its parent dies. Stage 1 is PID 1 of the new pid
 //     namespace: when it exits, the kernel kills every process left in it,
 //     so the server's whole process tree ends with the server.

@@ -193,7 +193,7 @@ func buildCatalogue() []Rule {
 			{"SCHEMA", "schema", `items: true -> false`},
 		} {
 			narrowDetail := ifs(in, "Fewer values are accepted: calls that were valid are rejected.",
-				"Following seed 002, a narrowed output is graded major: consumers written against the old schema may rely on what it allowed.")
+				"A narrowed output is graded major, as SemVer checkers for tool contracts do: consumers written against the old schema may rely on what it allowed.")
 			widenDetail := ifs(in, "More values are accepted; every old call stays valid.",
 				"Outputs are covariant: the result may now hold values consumers do not expect.")
 			add(Rule{ID: "MCP-" + s.id + "-" + f.id + "-NARROWED", Grade: Major, Class: Definitional,

@@ -49,6 +49,7 @@ type command struct {
 
 // commands is the table of subcommands, one file each.
 var commands = map[string]command{
+	"explain":  {"Explain a rule id from a plan: meaning, grade, example", runExplain},
 	"version":  {"Print mcpform's version", runVersion},
 	"verify":   {"Probe locked servers and fail on drift from mcp.lock (the CI gate)", runVerify},
 	"show":     {"Print mcp.lock for humans", runShow},

@@ -114,8 +114,7 @@ func nsAttr() *syscall.SysProcAttr {
 //
 //   - cmd becomes a re-execution of this binary (/proc/self/exe) as stage 1,
 //     cloned into new user, mount, pid, network, IPC, UTS and cgroup
-//     namespaces and
-//     killed (SIGKILL) if its parent dies. Stage 1 is PID 1 of the new pid
+//     namespaces and killed (SIGKILL) if its parent dies. Stage 1 is PID 1 of the new pid
 //     namespace: when it exits, the kernel kills every process left in it,
 //     so the server's whole process tree ends with the server.
 //   - Stage 1 mounts a fresh /proc, brings up loopback, bridges ProxyAddr to

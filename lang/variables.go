@@ -55,7 +55,7 @@ var validationSchema = &hcl.BodySchema{
 }
 
 func decodeVariable(b *hcl.Block) (*variable, hcl.Diagnostics) {
-	v := &variable{name: b.Labels[0], typ: cty.DynamicPseudoType, declRange: b.DefRange}
+	v := &variable{name: b.Labels[0], typ: cty.DynamicPseudoType, declRange: b.DefRange, nullable: true}
 	content, diags := b.Body.Content(variableSchema)
 	if a, ok := content.Attributes["type"]; ok {
 		ty, defaults, d := typeexpr.TypeConstraintWithDefaults(a.Expr)
@@ -298,7 +298,15 @@ func (l *loader) finishVariable(v *variable, val cty.Value, from valueSource) (c
 	if from.rng != nil {
 		subject = from.rng
 	}
-	if val.IsNull() && !v.nullable && v.def != cty.NilVal {
+	if val.IsNull() && !v.nullable {
+		if v.def == cty.NilVal || v.def.IsNull() {
+			return cty.UnknownVal(v.typ), hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid value for input variable",
+				Detail:   fmt.Sprintf("var.%s is declared with nullable = false, but %s sets it to null. Give it a value.", v.name, from.what),
+				Subject:  subject,
+			}}
+		}
 		val = v.def
 	}
 	if v.defaults != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/mcpform/mcpform/internal/escape"
@@ -348,6 +349,18 @@ func AppendMessage(b []byte, m *Message) ([]byte, error) {
 	b = append(b, `,"result":`...)
 	b = append(b, r...)
 	return append(b, '}'), nil
+}
+
+// WriteMessage writes m to w as one line, in a single Write (so concurrent
+// writers that each call WriteMessage under their own lock never interleave
+// within a line).
+func WriteMessage(w io.Writer, m *Message) error {
+	b, err := AppendMessage(make([]byte, 0, 256), m)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // MarshalJSON encodes m as AppendMessage does.

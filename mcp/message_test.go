@@ -92,6 +92,10 @@ func TestAppendMessageRoundTrip(t *testing.T) {
 		if strings.ContainsAny(string(b), "\n\r") {
 			t.Errorf("frame holds a line break: %q", b)
 		}
+		var w strings.Builder
+		if err := WriteMessage(&w, m); err != nil || w.String() != string(b)+"\n" {
+			t.Errorf("WriteMessage = %q, %v; want %q", w.String(), err, string(b)+"\n")
+		}
 		got, err := DecodeMessage(b)
 		if err != nil {
 			t.Fatalf("%s: %v", b, err)

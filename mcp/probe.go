@@ -286,6 +286,9 @@ func (p *prober) call(ctx context.Context, timeout time.Duration, method string,
 	defer cancel()
 	raw, err := p.conn.Call(cctx, method, params)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("no answer to %s within %v: %w", method, timeout, context.DeadlineExceeded)
+		}
 		return nil, err
 	}
 	var res map[string]json.RawMessage

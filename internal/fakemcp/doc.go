@@ -10,7 +10,9 @@
 //	testscript.Main(m, map[string]func(){"fakemcp": fakemcp.Main})
 //
 // and a script starts it as `fakemcp surface.json` (for example as the
-// command of a server in mcp.hcl). Main exits the process.
+// command of a server in mcp.hcl; a relative path is resolved against the
+// server's working directory). It needs no environment variable, so it works
+// under mcpform's "only the named variables" rule. Main exits the process.
 //
 // # File format
 //

@@ -79,7 +79,9 @@ func TestMisbehaviour(t *testing.T) {
 	if len(out) != 4 || out[0] != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` || !strings.Contains(out[3], `"id":424242`) {
 		t.Errorf("output:\n%s", strings.Join(out, "\n"))
 	}
-	var res struct{ Result struct{ Tools []json.RawMessage } }
+	var res struct {
+		Result struct{ Tools []json.RawMessage }
+	}
 	json.Unmarshal([]byte(out[1]), &res)
 	if len(res.Result.Tools) != 2 {
 		t.Errorf("generated tools: %s", out[1])

@@ -22,6 +22,7 @@ var allowedImports = map[string][]string{
 	"runtime":         {"lock", "mcp", "policy", "runtime/sandbox", "runtime/egress"},
 	"runtime/sandbox": {"policy"},
 	"runtime/egress":  {"policy"},
+	"onboard":         {"lang", "policy"},
 }
 
 // forbiddenExternal lists third-party packages a package must not reach, even

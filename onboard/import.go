@@ -1,0 +1,698 @@
+package onboard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcpform/mcpform/lang"
+)
+
+// Options says how Import labels what it writes.
+type Options struct {
+	// Source is the file's path as the user should see it, for the header
+	// comment and messages ("" leaves it out).
+	Source string
+	// Client is the client the file belongs to; "" detects it from the
+	// keys ("servers" is VS Code, "mcpServers" the others).
+	Client Client
+	// RequiredVersion, when set, becomes the mcpform block's
+	// required_version constraint (">= 0.1.0").
+	RequiredVersion string
+}
+
+// Note is something the user must know about the conversion. Warnings are
+// things to fix before trusting the result (an unpinned package, a path
+// that depends on where the client ran); the rest are information (which
+// environment variables must now come from the environment).
+type Note struct {
+	Server  string // the name in the client file; "" for the file as a whole
+	Warning bool
+	Text    string
+}
+
+func (n Note) String() string {
+	var b strings.Builder
+	if n.Warning {
+		b.WriteString("Warning: ")
+	}
+	if n.Server != "" {
+		fmt.Fprintf(&b, "server %s: ", strconv.Quote(n.Server))
+	}
+	b.WriteString(n.Text)
+	return b.String()
+}
+
+// Result is an imported configuration.
+type Result struct {
+	Client Client
+	// HCL is the formatted mcp.hcl.
+	HCL []byte
+	// Imported maps each imported server's name in mcp.hcl to its name in
+	// the client file, in file order through Names.
+	Names    []string
+	Imported map[string]string
+	// Skipped lists the servers not imported (HTTP and SSE servers, entries
+	// without a command), by their names in the client file.
+	Skipped []string
+	Notes   []Note
+}
+
+// clientServer is one server entry of a client file, as written.
+type clientServer struct {
+	name     string
+	typ      string
+	command  string
+	args     []string
+	env      []member
+	url      string
+	cwd      string
+	envFile  string
+	other    []string // keys not carried over
+	disabled bool
+}
+
+// knownKeys are the server keys Import understands; anything else is
+// reported as not carried over.
+var knownKeys = []string{"type", "command", "args", "env", "url", "cwd", "envFile", "headers", "disabled"}
+
+// Import converts a client configuration file into mcp.hcl: one server
+// block per stdio server, command as the argv, env as names only. It fails
+// on a file it cannot read as a client configuration, and reports every
+// lossy or risky step as a Note.
+func Import(data []byte, opts Options) (*Result, error) {
+	plain, _ := stripJSONC(data)
+	top, err := object(plain)
+	if err != nil {
+		return nil, fmt.Errorf("reading the client configuration: %w", err)
+	}
+	client := opts.Client
+	raw, key, err := serversOf(top, client)
+	if err != nil {
+		return nil, err
+	}
+	if client == "" && key == "servers" {
+		client = VSCode
+	}
+	res := &Result{Client: client, Imported: map[string]string{}}
+	if client == VSCode {
+		res.Notes = append(res.Notes, vscodeInputs(top)...)
+	}
+	servers, err := object(raw)
+	if err != nil {
+		return nil, fmt.Errorf("reading %q: %w", key, err)
+	}
+	if len(servers) == 0 {
+		return nil, fmt.Errorf("%q lists no servers: there is nothing to import", key)
+	}
+
+	var body strings.Builder
+	var skipped []string
+	taken := map[string]bool{}
+	for _, m := range servers {
+		s, err := decodeServer(m)
+		if err != nil {
+			return nil, err
+		}
+		note := func(warn bool, format string, a ...any) {
+			res.Notes = append(res.Notes, Note{Server: s.name, Warning: warn, Text: fmt.Sprintf(format, a...)})
+		}
+		if reason := remote(s); reason != "" {
+			res.Skipped = append(res.Skipped, s.name)
+			skipped = append(skipped, fmt.Sprintf("%s: %s", strconv.Quote(s.name), reason))
+			note(true, "%s; mcpform supports stdio servers only for now, so it was not imported", reason)
+			continue
+		}
+		if strings.TrimSpace(s.command) == "" {
+			res.Skipped = append(res.Skipped, s.name)
+			skipped = append(skipped, fmt.Sprintf("%s: no command", strconv.Quote(s.name)))
+			note(true, "has no command and no url, so it was not imported")
+			continue
+		}
+
+		name := identifier(s.name, taken)
+		taken[name] = true
+		res.Names = append(res.Names, name)
+		res.Imported[name] = s.name
+		var comments []string
+		comment := func(format string, a ...any) { comments = append(comments, fmt.Sprintf(format, a...)) }
+		if name != s.name {
+			note(false, "renamed to %q: a server name must be an identifier (letters, digits, _ and -, starting with a letter or _)", name)
+			comment("Imported from %s (renamed: a server name must be an identifier).", strconv.Quote(s.name))
+		}
+		if s.disabled {
+			note(true, "is disabled in the client; imported anyway: delete the block if you do not want it")
+			comment("Disabled in the client.")
+		}
+
+		argv := append([]string{s.command}, s.args...)
+		for _, w := range argvWarnings(argv) {
+			note(true, "%s", w.text)
+			comment("WARNING: %s", w.comment)
+		}
+		if s.cwd != "" {
+			note(true, "cwd %q is not carried over: mcpform runs the command from the directory of mcp.hcl", s.cwd)
+			comment("WARNING: the client ran this from %s; mcpform runs it from the directory of mcp.hcl.", strconv.Quote(s.cwd))
+		}
+
+		var envNames, withValues []string
+		for _, e := range s.env {
+			if !envNameRE.MatchString(e.Key) {
+				note(true, "environment variable %q is not a valid name (letters, digits, _; not starting with a digit) and was left out", e.Key)
+				continue
+			}
+			envNames = append(envNames, e.Key)
+			if hasValue(e.Value) {
+				withValues = append(withValues, e.Key)
+			}
+		}
+		if len(withValues) > 0 {
+			note(false, "the client file set %s; mcp.hcl keeps only the names (values are never copied): set %s in the environment mcpform runs in",
+				strings.Join(withValues, ", "), pronoun(len(withValues)))
+			comment("Set in the environment (the client file's values were not copied): %s.", strings.Join(withValues, ", "))
+		}
+		if s.envFile != "" {
+			note(true, "envFile %q is not carried over: list the names it sets in env and set them in the environment", s.envFile)
+			comment("WARNING: the client read variables from %s; list the ones the server needs in env.", strconv.Quote(s.envFile))
+		}
+		if len(s.other) > 0 {
+			note(false, "not carried over: %s", strings.Join(s.other, ", "))
+		}
+
+		fmt.Fprintf(&body, "\nserver %s {\n", quote(name))
+		for _, c := range comments {
+			fmt.Fprintf(&body, "  # %s\n", oneLine(c))
+		}
+		fmt.Fprintf(&body, "  command = %s\n", list(argv))
+		if len(envNames) > 0 {
+			fmt.Fprintf(&body, "  env = %s\n", list(envNames))
+		}
+		body.WriteString("}\n")
+	}
+
+	var src strings.Builder
+	src.WriteString("# Imported by `mcpform import`")
+	if client != "" {
+		fmt.Fprintf(&src, " from %s's configuration", client.Title())
+	}
+	if opts.Source != "" {
+		fmt.Fprintf(&src, " (%s)", oneLine(opts.Source))
+	}
+	src.WriteString(".\n")
+	src.WriteString("# Review every command before `mcpform plan`: each runs as written, without a shell.\n")
+	if opts.RequiredVersion != "" {
+		fmt.Fprintf(&src, "\nmcpform {\n  required_version = %s\n}\n", quote(opts.RequiredVersion))
+	}
+	src.WriteString(body.String())
+	if len(skipped) > 0 {
+		src.WriteString("\n# Not imported: mcpform supports stdio servers only for now.\n")
+		for _, s := range skipped {
+			fmt.Fprintf(&src, "#   %s\n", oneLine(s))
+		}
+	}
+	out, diags := lang.Format([]byte(src.String()), lang.ConfigFile)
+	if diags.HasErrors() {
+		// Import builds every string with quote, so this is a bug.
+		return nil, fmt.Errorf("formatting the generated mcp.hcl: %s", diags.Error())
+	}
+	res.HCL = out
+	if len(res.Names) == 0 {
+		res.Notes = append(res.Notes, Note{Warning: true, Text: "no stdio server to import: mcp.hcl declares no servers"})
+	}
+	return res, nil
+}
+
+// serversOf finds the servers object: "mcpServers" (Claude Desktop, Claude
+// Code, Cursor), "servers" (VS Code's mcp.json), or "mcp"."servers" (VS
+// Code's settings.json).
+func serversOf(top []member, c Client) (json.RawMessage, string, error) {
+	keys := []string{"mcpServers", "servers"}
+	if c != "" {
+		keys = []string{c.serversKey()}
+	}
+	for _, k := range keys {
+		if v, ok := lookup(top, k); ok {
+			return v, k, nil
+		}
+	}
+	if v, ok := lookup(top, "mcp"); ok && (c == "" || c == VSCode) {
+		if inner, err := object(v); err == nil {
+			if s, ok := lookup(inner, "servers"); ok {
+				return s, "servers", nil
+			}
+		}
+	}
+	if c != "" {
+		return nil, "", fmt.Errorf("no %q key: this is not a %s configuration", c.serversKey(), c.Title())
+	}
+	return nil, "", errors.New(`no "mcpServers" or "servers" key: this is not an MCP client configuration`)
+}
+
+func decodeServer(m member) (*clientServer, error) {
+	s := &clientServer{name: m.Key}
+	fields, err := object(m.Value)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", m.Key, err)
+	}
+	str := func(k string, v json.RawMessage, dst *string) error {
+		if err := json.Unmarshal(v, dst); err != nil {
+			return fmt.Errorf("server %q: %s must be a string", m.Key, k)
+		}
+		return nil
+	}
+	for _, f := range fields {
+		var err error
+		switch f.Key {
+		case "type":
+			err = str(f.Key, f.Value, &s.typ)
+		case "command":
+			err = str(f.Key, f.Value, &s.command)
+		case "url", "serverUrl":
+			err = str(f.Key, f.Value, &s.url)
+		case "cwd":
+			err = str(f.Key, f.Value, &s.cwd)
+		case "envFile":
+			err = str(f.Key, f.Value, &s.envFile)
+		case "args":
+			if json.Unmarshal(f.Value, &s.args) != nil {
+				err = fmt.Errorf("server %q: args must be a list of strings", m.Key)
+			}
+		case "env":
+			if s.env, err = object(f.Value); err != nil {
+				err = fmt.Errorf("server %q: env must be an object: %w", m.Key, err)
+			}
+		case "disabled":
+			json.Unmarshal(f.Value, &s.disabled)
+		case "headers":
+			// Only HTTP servers have headers, and they are not imported;
+			// their values (often tokens) are never read.
+		default:
+			s.other = append(s.other, f.Key)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// remote says why s is a remote (HTTP or SSE) server, or "" for stdio.
+func remote(s *clientServer) string {
+	typ := strings.ToLower(s.typ)
+	switch {
+	case typ == "http" || typ == "sse" || typ == "streamable-http" || typ == "streamablehttp" || typ == "ws":
+		return fmt.Sprintf("is a remote %s server (%s)", s.typ, redactURL(s.url))
+	case typ != "" && typ != "stdio":
+		return fmt.Sprintf("has type %q, which mcpform does not know", s.typ)
+	case s.url != "" && s.command == "":
+		return fmt.Sprintf("is a remote server (%s)", redactURL(s.url))
+	}
+	return ""
+}
+
+// redactURL drops the user information and the query of u, where tokens
+// often sit: the URL ends up in a file meant to be committed.
+func redactURL(u string) string {
+	if u == "" {
+		return "no url"
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return "an unreadable url"
+	}
+	p.User, p.RawQuery, p.Fragment = nil, "", ""
+	return p.String()
+}
+
+// hasValue reports whether an env value in a client file is set, so that the
+// user must now set it in the environment. A value is never returned.
+func hasValue(v json.RawMessage) bool {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s != ""
+	}
+	return string(v) != "null"
+}
+
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// vscodeInputs reports VS Code "inputs": values VS Code prompts for, which
+// mcpform cannot prompt for.
+func vscodeInputs(top []member) []Note {
+	raw, ok := lookup(top, "inputs")
+	if !ok {
+		return nil
+	}
+	var inputs []struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(raw, &inputs) != nil || len(inputs) == 0 {
+		return nil
+	}
+	var ids []string
+	for _, in := range inputs {
+		ids = append(ids, strconv.Quote(in.ID))
+	}
+	return []Note{{Text: fmt.Sprintf("VS Code prompts for the inputs %s; mcpform takes values only from the environment: set the variables that used them before running mcpform", strings.Join(ids, ", "))}}
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// identifier turns a client's server name into an HCL identifier that is not
+// yet taken: other characters become "_", a leading digit or hyphen gets a
+// "_" in front, and a clash gets a numeric suffix.
+func identifier(name string, taken map[string]bool) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	id := b.String()
+	if id == "" || !(id[0] == '_' || (id[0] >= 'a' && id[0] <= 'z') || (id[0] >= 'A' && id[0] <= 'Z')) {
+		id = "_" + id
+	}
+	base := id
+	for i := 2; taken[id]; i++ {
+		id = fmt.Sprintf("%s_%d", base, i)
+	}
+	return id
+}
+
+// quote writes s as an HCL string literal. Template sequences are escaped
+// ("${" as "$${", "%{" as "%%{") so that a client's "${input:token}" stays
+// text instead of becoming an HCL interpolation.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '$' && strings.HasPrefix(s[i:], "${"):
+			b.WriteString("$$")
+		case r == '%' && strings.HasPrefix(s[i:], "%{"):
+			b.WriteString("%%")
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicodeInvisible(r):
+			if r > 0xffff {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// unicodeInvisible reports the characters a reviewer cannot see: bidi
+// controls, zero-width characters and tags. They are written escaped so that
+// the reviewed mcp.hcl shows them.
+func unicodeInvisible(r rune) bool {
+	return (r >= 0x200b && r <= 0x200f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2060 && r <= 0x2069) ||
+		r == 0xfeff || (r >= 0xe0000 && r <= 0xe007f)
+}
+
+func list(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// oneLine makes text safe for a "#" comment: line breaks, control and
+// invisible characters are written as escapes; everything else as is.
+func oneLine(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicodeInvisible(r):
+			if r > 0xffff {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// warning is one finding about an argv, for stderr and for the comment.
+type warning struct{ text, comment string }
+
+// argvWarnings checks an argv for what an import cannot fix by itself:
+// unpinned packages, paths that depend on where or on what the client ran,
+// client variables mcpform does not expand, and credentials.
+func argvWarnings(argv []string) []warning {
+	var ws []warning
+	if progName(argv[0]) == "cmd" {
+		ws = append(ws, warning{
+			text:    "the command runs through Windows' cmd, which exists only on Windows: on Linux and macOS start the program itself (drop \"cmd\", \"/c\")",
+			comment: "the command runs through cmd, which exists only on Windows.",
+		})
+	}
+	if w, ok := unpinned(argv); ok {
+		ws = append(ws, w)
+	}
+	for i, a := range argv {
+		what := "the command"
+		if i > 0 {
+			what = fmt.Sprintf("argument %d (%s)", i, strconv.Quote(a))
+		}
+		switch {
+		case windowsPath(a):
+			ws = append(ws, warning{
+				text:    what + " is a Windows path, kept verbatim: it works only where that path exists",
+				comment: what + " is a Windows path: it works only on Windows.",
+			})
+		case relativePath(a, i == 0):
+			ws = append(ws, warning{
+				text:    what + " is a relative path, kept verbatim: mcpform resolves it from the directory of mcp.hcl, not from where the client ran",
+				comment: what + " is relative to the directory of mcp.hcl.",
+			})
+		}
+		if m := clientVar.FindString(a); m != "" {
+			ws = append(ws, warning{
+				text:    fmt.Sprintf("%s uses the client variable %s, kept verbatim: mcpform does not expand it", what, m),
+				comment: fmt.Sprintf("%s uses %s, which mcpform does not expand.", what, m),
+			})
+		}
+		if i > 0 && credential(argv, i) {
+			ws = append(ws, warning{
+				text:    fmt.Sprintf("argument %d looks like a credential and mcp.hcl is meant to be committed: pass it through an environment variable instead if the server can read one", i),
+				comment: fmt.Sprintf("argument %d looks like a credential: do not commit it.", i),
+			})
+		}
+	}
+	return ws
+}
+
+// clientVar matches the variables clients expand in args and mcpform does
+// not: VS Code's ${input:x}, ${env:X}, ${workspaceFolder}; Claude Code's
+// ${VAR} and ${VAR:-default}; Windows' %VAR%.
+var clientVar = regexp.MustCompile(`\$\{[^}]*\}|%[A-Za-z_][A-Za-z0-9_]*%`)
+
+var (
+	driveRE      = regexp.MustCompile(`^[A-Za-z]:[\\/]`)
+	scriptSuffix = regexp.MustCompile(`\.(js|mjs|cjs|ts|py|sh|jar|rb|exe|bat|cmd|ps1)$`)
+)
+
+func pathPart(a string) string {
+	if strings.HasPrefix(a, "-") {
+		if _, v, ok := strings.Cut(a, "="); ok {
+			return v
+		}
+		return ""
+	}
+	return a
+}
+
+func windowsPath(a string) bool {
+	p := pathPart(a)
+	return driveRE.MatchString(p) || strings.HasPrefix(p, `\\`) || strings.HasPrefix(p, `.\`) || strings.HasPrefix(p, `..\`)
+}
+
+func relativePath(a string, command bool) bool {
+	p := pathPart(a)
+	if p == "" || driveRE.MatchString(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "@") || strings.Contains(p, "://") {
+		return false
+	}
+	if p == "." || p == ".." || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") {
+		return true
+	}
+	if command {
+		return strings.Contains(p, "/")
+	}
+	return strings.Contains(p, "/") && scriptSuffix.MatchString(p)
+}
+
+var (
+	secretFlag    = regexp.MustCompile(`(?i)^--?[a-z0-9_-]*(token|secret|password|passwd|api[-_]?key|access[-_]?key|auth)[a-z0-9_-]*$`)
+	secretValue   = regexp.MustCompile(`^(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{16,})$`)
+	passwordInURL = regexp.MustCompile(`://[^/@:\s]+:[^/@\s]+@`)
+)
+
+// credential reports whether argv[i] looks like a secret: a known token
+// format, a URL with a password, the value of a --token style flag.
+func credential(argv []string, i int) bool {
+	a := argv[i]
+	if flag, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") && secretFlag.MatchString(flag) && v != "" && !clientVar.MatchString(v) {
+		return true
+	}
+	if i > 1 && secretFlag.MatchString(argv[i-1]) && !strings.HasPrefix(a, "-") && !clientVar.MatchString(a) {
+		return true
+	}
+	return secretValue.MatchString(pathPart(a)) || passwordInURL.MatchString(a)
+}
+
+var (
+	npmExact = regexp.MustCompile(`^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+	pyExact  = regexp.MustCompile(`^\d+(\.\d+)*((a|b|rc|\.post|\.dev)\d+)*(\+[0-9A-Za-z.]+)?$`)
+)
+
+// unpinned reports an npx or uvx command whose package has no exact
+// version, with the pinned form to write instead. A Windows "cmd /c npx …"
+// wrapper is looked through.
+func unpinned(argv []string) (warning, bool) {
+	off := 0
+	if base := progName(argv[0]); base == "cmd" && len(argv) > 2 && strings.EqualFold(argv[1], "/c") {
+		off = 2
+	}
+	tool := progName(argv[off])
+	var valueFlags, pkgFlags []string
+	switch tool {
+	case "npx":
+		valueFlags = []string{"--package", "-p", "--call", "-c", "--workspace", "-w"}
+		pkgFlags = []string{"--package", "-p"}
+	case "uvx":
+		valueFlags = []string{"--from", "--with", "--with-editable", "--with-requirements", "--python", "-p", "--index", "--index-url",
+			"--extra-index-url", "--default-index", "--constraints", "-c", "--overrides", "--refresh-package", "--reinstall-package", "--upgrade-package"}
+		pkgFlags = []string{"--from"}
+	default:
+		return warning{}, false
+	}
+	pkgAt := -1
+	for i := off + 1; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			if pkgAt < 0 && i+1 < len(argv) {
+				pkgAt = i + 1
+			}
+			break
+		}
+		if strings.HasPrefix(a, "-") {
+			flag, _, hasValue := strings.Cut(a, "=")
+			if slices.Contains(pkgFlags, flag) {
+				if hasValue {
+					return check(tool, argv, i, flag+"=")
+				}
+				if i+1 < len(argv) {
+					return check(tool, argv, i+1, "")
+				}
+			}
+			if !hasValue && slices.Contains(valueFlags, flag) {
+				i++
+			}
+			continue
+		}
+		if pkgAt < 0 {
+			pkgAt = i
+		}
+		break
+	}
+	if pkgAt < 0 {
+		return warning{}, false
+	}
+	return check(tool, argv, pkgAt, "")
+}
+
+// check looks at the package spec argv[i] (after prefix) of tool.
+func check(tool string, argv []string, i int, prefix string) (warning, bool) {
+	spec := strings.TrimPrefix(argv[i], prefix)
+	if strings.Contains(spec, "://") || strings.HasPrefix(spec, ".") || strings.HasPrefix(spec, "/") ||
+		strings.HasPrefix(spec, "git+") || strings.HasPrefix(spec, "github:") || strings.HasPrefix(spec, "file:") {
+		return warning{}, false // not a registry package
+	}
+	var name, pinned string
+	switch tool {
+	case "npx":
+		rest, scope := spec, ""
+		if strings.HasPrefix(spec, "@") {
+			if j := strings.IndexByte(spec, '/'); j > 0 {
+				scope, rest = spec[:j+1], spec[j+1:]
+			}
+		}
+		n, v, _ := strings.Cut(rest, "@")
+		if npmExact.MatchString(v) {
+			return warning{}, false
+		}
+		name = scope + n
+		pinned = name + "@VERSION"
+	case "uvx":
+		n, v, ok := strings.Cut(spec, "==")
+		if !ok {
+			n, v, _ = strings.Cut(spec, "@")
+		}
+		if pyExact.MatchString(strings.TrimPrefix(v, "=")) {
+			return warning{}, false
+		}
+		name = strings.TrimRight(n, "<>=~!")
+		if j := strings.IndexAny(name, "<>=~!"); j >= 0 {
+			name = name[:j]
+		}
+		pinned = name + "==VERSION"
+	}
+	fixed := slices.Clone(argv)
+	fixed[i] = prefix + pinned
+	if tool == "npx" && !slices.ContainsFunc(fixed, func(a string) bool { return a == "-y" || a == "--yes" }) {
+		at := slices.IndexFunc(fixed, func(a string) bool { return progName(a) == "npx" })
+		fixed = slices.Insert(fixed, at+1, "-y")
+	}
+	how := "npm view " + name + " version"
+	if tool == "uvx" {
+		how = "pip index versions " + name
+	}
+	return warning{
+		text: fmt.Sprintf("%s package %s is not pinned to a version, so plan could lock one release and run start another: pin it, e.g. command = %s (replace VERSION with the release you reviewed; `%s` shows the latest)",
+			tool, strconv.Quote(spec), list(fixed), how),
+		comment: fmt.Sprintf("%s package %s is not pinned: use %s.", tool, strconv.Quote(spec), strconv.Quote(pinned)),
+	}, true
+}
+
+// progName is a program's base name without a Windows extension, lowercase.
+func progName(p string) string {
+	if j := strings.LastIndexAny(p, `/\`); j >= 0 {
+		p = p[j+1:]
+	}
+	p = strings.ToLower(p)
+	for _, ext := range []string{".cmd", ".exe", ".bat"} {
+		p = strings.TrimSuffix(p, ext)
+	}
+	return p
+}

@@ -1,0 +1,322 @@
+package onboard
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcpform/mcpform/lang"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// clientFiles are the names a client file has inside a testdata case.
+var clientFiles = []string{"claude_desktop_config.json", ".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json"}
+
+// secretRE matches every value in the testdata that must never reach the
+// generated mcp.hcl: env values, header values, URL passwords and queries.
+var secretRE = regexp.MustCompile(`(?i)secret`)
+
+// TestImportGolden imports each realistic client file in
+// testdata/import/<case>/ and compares the result with the case's mcp.hcl
+// and notes.txt (go test ./onboard -run TestImportGolden -update rewrites
+// them). Every result must load with package lang, keep each argv exactly
+// and copy no secret.
+func TestImportGolden(t *testing.T) {
+	cases, err := filepath.Glob("testdata/import/*")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, dir := range cases {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			var src string
+			for _, f := range clientFiles {
+				if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+					src = f
+				}
+			}
+			if src == "" {
+				t.Fatalf("%s holds no client file", dir)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			client, ok := DetectClient(src)
+			if !ok {
+				t.Fatalf("DetectClient(%q) found nothing", src)
+			}
+			res, err := Import(data, Options{Source: src, Client: client, RequiredVersion: ">= 0.1.0"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var notes strings.Builder
+			for _, n := range res.Notes {
+				notes.WriteString(n.String() + "\n")
+			}
+			golden(t, filepath.Join(dir, "mcp.hcl"), res.HCL)
+			golden(t, filepath.Join(dir, "notes.txt"), []byte(notes.String()))
+
+			if m := secretRE.Find(res.HCL); m != nil {
+				// The credential-looking arguments are kept verbatim (the
+				// server needs them) and flagged; nothing else may leak.
+				for _, line := range strings.Split(string(res.HCL), "\n") {
+					if secretRE.MatchString(line) && strings.Contains(line, "command") {
+						continue
+					}
+					if secretRE.MatchString(line) {
+						t.Errorf("a secret reached mcp.hcl: %s", line)
+					}
+				}
+			}
+			if m := secretRE.FindString(notes.String()); m != "" {
+				for _, line := range strings.Split(notes.String(), "\n") {
+					if secretRE.MatchString(line) && !strings.Contains(line, "command = [") && !strings.Contains(line, "argument") {
+						t.Errorf("a secret reached the notes: %s", line)
+					}
+				}
+			}
+
+			// The output is a configuration lang accepts, and each
+			// server's argv is the client's, byte for byte.
+			tmp := t.TempDir()
+			if err := os.WriteFile(filepath.Join(tmp, lang.ConfigFile), res.HCL, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, diags := lang.Load(tmp, lang.Options{})
+			if diags.HasErrors() {
+				t.Fatalf("lang.Load of the imported mcp.hcl: %s", diags.Error())
+			}
+			var names []string
+			for _, s := range cfg.Servers {
+				names = append(names, s.Name)
+			}
+			want := slices.Clone(res.Names)
+			slices.Sort(want)
+			if diff := cmp.Diff(want, names); diff != "" {
+				t.Errorf("servers (-imported +loaded):\n%s", diff)
+			}
+			raw := clientArgv(t, data, client)
+			for _, s := range cfg.Servers {
+				if diff := cmp.Diff(raw[res.Imported[s.Name]], s.Command); diff != "" {
+					t.Errorf("server %s: command (-client +mcp.hcl):\n%s", s.Name, diff)
+				}
+			}
+		})
+	}
+}
+
+// clientArgv reads each server's argv straight from the client file, as an
+// independent check of Import.
+func clientArgv(t *testing.T, data []byte, c Client) map[string][]string {
+	t.Helper()
+	plain, _ := stripJSONC(data)
+	top, err := object(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := lookup(top, c.serversKey())
+	servers, err := object(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, m := range servers {
+		s, err := decodeServer(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[m.Key] = append([]string{s.command}, s.args...)
+	}
+	return out
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestIdentifier(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		taken    []string
+	}{
+		{"github", "github", nil},
+		{"my-server_2", "my-server_2", nil},
+		{"weather.local", "weather_local", nil},
+		{"2fa tool", "_2fa_tool", nil},
+		{"-x", "_-x", nil},
+		{"", "_", nil},
+		{"Perplexity", "Perplexity", nil},
+		{"a b", "a_b_2", []string{"a_b"}},
+		{"a b", "a_b_3", []string{"a_b", "a_b_2"}},
+		{"café", "caf_", nil},
+	} {
+		taken := map[string]bool{}
+		for _, n := range tc.taken {
+			taken[n] = true
+		}
+		if got := identifier(tc.in, taken); got != tc.want {
+			t.Errorf("identifier(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`plain`, `"plain"`},
+		{`C:\Users\a`, `"C:\\Users\\a"`},
+		{`${input:key}`, `"$${input:key}"`},
+		{`%{ if x }`, `"%%{ if x }"`},
+		{`$HOME and 100%`, `"$HOME and 100%"`},
+		{"a\"b\n", `"a\"b\n"`},
+		{"zero\u200bwidth", `"zero\u200bwidth"`},
+		{"tag\U000E0041", `"tag\U000e0041"`},
+	} {
+		if got := quote(tc.in); got != tc.want {
+			t.Errorf("quote(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestUnpinned(t *testing.T) {
+	for _, tc := range []struct {
+		argv    []string
+		flagged bool
+		pinned  string // expected in the suggestion
+	}{
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-memory"}, true, `"@modelcontextprotocol/server-memory@VERSION"`},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-memory@2026.8.31"}, false, ""},
+		{[]string{"npx", "pkg@latest"}, true, `["npx", "-y", "pkg@VERSION"]`},
+		{[]string{"npx", "pkg@^1.2.0"}, true, `"pkg@VERSION"`},
+		{[]string{"npx", "-y", "pkg@1.2.3-beta.1"}, false, ""},
+		{[]string{"npx", "--package", "pkg", "bin"}, true, `"--package", "pkg@VERSION", "bin"`},
+		{[]string{"npx", "--package=pkg@2.0.0", "bin"}, false, ""},
+		{[]string{"npx", "-y", "./local"}, false, ""},
+		{[]string{"npx", "-y", "github:owner/repo"}, false, ""},
+		{[]string{"cmd", "/c", "npx", "-y", "pkg"}, true, `["cmd", "/c", "npx", "-y", "pkg@VERSION"]`},
+		{[]string{`C:\nodejs\npx.cmd`, "pkg"}, true, `"pkg@VERSION"`},
+		{[]string{"uvx", "mcp-server-time"}, true, `"mcp-server-time==VERSION"`},
+		{[]string{"uvx", "mcp-server-time==2026.8.18"}, false, ""},
+		{[]string{"uvx", "mcp-server-time@2026.8.18"}, false, ""},
+		{[]string{"uvx", "--python", "3.12", "mcp-server-time"}, true, `"--python", "3.12", "mcp-server-time==VERSION"`},
+		{[]string{"uvx", "--from", "mcp-server-fetch>=2025.1", "mcp-server-fetch"}, true, `"--from", "mcp-server-fetch==VERSION", "mcp-server-fetch"`},
+		{[]string{"uvx", "--from", "git+https://github.com/x/y", "y"}, false, ""},
+		{[]string{"node", "index.js"}, false, ""},
+	} {
+		w, ok := unpinned(tc.argv)
+		if ok != tc.flagged {
+			t.Errorf("unpinned(%q) flagged = %v, want %v (%s)", tc.argv, ok, tc.flagged, w.text)
+			continue
+		}
+		if ok && !strings.Contains(w.text, tc.pinned) {
+			t.Errorf("unpinned(%q) = %s\nwant it to suggest %s", tc.argv, w.text, tc.pinned)
+		}
+	}
+}
+
+func TestPaths(t *testing.T) {
+	for _, tc := range []struct {
+		arg               string
+		command           bool
+		windows, relative bool
+	}{
+		{`C:\Users\alice\x.js`, false, true, false},
+		{`c:/tools/x.exe`, true, true, false},
+		{`\\server\share\x`, false, true, false},
+		{`.\server.py`, false, true, false},
+		{`./build/index.js`, false, false, true},
+		{`../repo`, false, false, true},
+		{`build/index.js`, false, false, true},
+		{`scripts/run.sh`, true, false, true},
+		{`--db=./data.db`, false, false, true},
+		{`/usr/bin/node`, true, false, false},
+		{`~/notes`, false, false, false},
+		{`@scope/pkg`, false, false, false},
+		{`https://example.com/a.js`, false, false, false},
+		{`Europe/Berlin`, false, false, false},
+		{`node`, true, false, false},
+	} {
+		if got := windowsPath(tc.arg); got != tc.windows {
+			t.Errorf("windowsPath(%q) = %v", tc.arg, got)
+		}
+		if got := relativePath(tc.arg, tc.command); got != tc.relative {
+			t.Errorf("relativePath(%q, %v) = %v", tc.arg, tc.command, got)
+		}
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`[]`, "not a JSON object"},
+		{`{"mcpServers": {}}`, "lists no servers"},
+		{`{"theme": "dark"}`, `no "mcpServers" or "servers" key`},
+		{`{"mcpServers": {"a": {"command": 1}}}`, `server "a": command must be a string`},
+		{`{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, `args must be a list of strings`},
+		{`{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, `"a" appears twice`},
+		{`{"mcpServers": {"a": {"command": "x"}}} {}`, "after the JSON object"},
+	} {
+		_, err := Import([]byte(tc.in), Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Import(%s) = %v, want an error containing %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestStripJSONC(t *testing.T) {
+	in := `{
+  // a comment with "quotes" and a, trailing comma,
+  "a": "http://x // not a comment", /* block */
+  "b": [1, 2,],
+  "c": {"d": "e",  // trailing
+  },
+}`
+	out, changed := stripJSONC([]byte(in))
+	if !changed || len(out) != len(in) {
+		t.Fatalf("changed=%v len %d want %d", changed, len(out), len(in))
+	}
+	ms, err := object(out)
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, out)
+	}
+	if v, _ := lookup(ms, "a"); string(v) != `"http://x // not a comment"` {
+		t.Errorf("a = %s", v)
+	}
+	if _, changed := stripJSONC([]byte(`{"a": "/* x */"}`)); changed {
+		t.Error("a comment inside a string was stripped")
+	}
+}
+
+func TestLocations(t *testing.T) {
+	got := Locations(Env{Home: "/home/u", Dir: "/p", GOOS: "linux"})
+	want := []Location{
+		{ClaudeCode, "/p/.mcp.json"},
+		{VSCode, "/p/.vscode/mcp.json"},
+		{Cursor, "/p/.cursor/mcp.json"},
+		{ClaudeDesktop, "/home/u/.config/Claude/claude_desktop_config.json"},
+		{Cursor, "/home/u/.cursor/mcp.json"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("linux (-want +got):\n%s", diff)
+	}
+	if got := ClaudeDesktopPath(Env{Home: "/Users/u", GOOS: "darwin"}); got != "/Users/u/Library/Application Support/Claude/claude_desktop_config.json" {
+		t.Errorf("darwin: %s", got)
+	}
+}

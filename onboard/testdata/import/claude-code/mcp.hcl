@@ -1,0 +1,28 @@
+# Imported by `mcpform import` from Claude Code's configuration (.mcp.json).
+# Review every command before `mcpform plan`: each runs as written, without a shell.
+
+mcpform {
+  required_version = ">= 0.1.0"
+}
+
+server "everything" {
+  command = ["npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31"]
+}
+
+server "airtable" {
+  # WARNING: npx package "airtable-mcp-server" is not pinned: use "airtable-mcp-server@VERSION".
+  # Set in the environment (the client file's values were not copied): AIRTABLE_API_KEY.
+  command = ["npx", "-y", "airtable-mcp-server"]
+  env     = ["AIRTABLE_API_KEY"]
+}
+
+server "project-tools" {
+  # WARNING: the command is relative to the directory of mcp.hcl.
+  # WARNING: argument 2 ("${CLAUDE_PROJECT_DIR:-.}") uses ${CLAUDE_PROJECT_DIR:-.}, which mcpform does not expand.
+  # WARNING: the client ran this from "/srv/project"; mcpform runs it from the directory of mcp.hcl.
+  command = ["scripts/mcp-server.sh", "--root", "$${CLAUDE_PROJECT_DIR:-.}"]
+}
+
+# Not imported: mcpform supports stdio servers only for now.
+#   "sentry": is a remote http server (https://mcp.sentry.dev/mcp)
+#   "linear": is a remote sse server (https://mcp.linear.app/sse)

@@ -1,0 +1,34 @@
+# Imported by `mcpform import` from Cursor's configuration (.cursor/mcp.json).
+# Review every command before `mcpform plan`: each runs as written, without a shell.
+
+mcpform {
+  required_version = ">= 0.1.0"
+}
+
+server "browser-tools" {
+  # WARNING: npx package "@agentdeskai/browser-tools-mcp@latest" is not pinned: use "@agentdeskai/browser-tools-mcp@VERSION".
+  command = ["npx", "@agentdeskai/browser-tools-mcp@latest"]
+}
+
+server "stripe" {
+  # WARNING: npx package "@stripe/mcp" is not pinned: use "@stripe/mcp@VERSION".
+  # WARNING: argument 4 looks like a credential: do not commit it.
+  command = ["npx", "-y", "@stripe/mcp", "--tools=all", "--api-key=sk_test_SECRETstripekey1234567890"]
+}
+
+server "git" {
+  # Disabled in the client.
+  # WARNING: uvx package "mcp-server-git" is not pinned: use "mcp-server-git==VERSION".
+  # WARNING: argument 3 ("../my-repo") is relative to the directory of mcp.hcl.
+  command = ["uvx", "mcp-server-git", "--repository", "../my-repo"]
+}
+
+server "_2fa_tool" {
+  # Imported from "2fa tool" (renamed: a server name must be an identifier).
+  # Set in the environment (the client file's values were not copied): TOTP_SEED.
+  command = ["/usr/local/bin/totp-mcp"]
+  env     = ["TOTP_SEED"]
+}
+
+# Not imported: mcpform supports stdio servers only for now.
+#   "remote-docs": is a remote server (https://docs.example.com/mcp)

@@ -173,9 +173,18 @@ func clipLine(line []byte) []byte {
 // deliver hands a response to its caller; false means the Conn failed.
 func (c *Conn) deliver(msg *Message) bool {
 	c.mu.Lock()
-	ch, ok := c.pending[msg.ID]
+	id := msg.ID
+	if id == "" && len(c.pending) == 1 {
+		// An error with a null id ("if there was an error in detecting the
+		// id") while one request is outstanding can only be about that
+		// one: some legacy servers answer a request before initialize so.
+		for pid := range c.pending {
+			id = pid
+		}
+	}
+	ch, ok := c.pending[id]
 	if ok {
-		delete(c.pending, msg.ID)
+		delete(c.pending, id)
 	}
 	_, late := c.abandoned[msg.ID]
 	if late {

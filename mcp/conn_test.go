@@ -177,3 +177,15 @@ func TestConnEnds(t *testing.T) {
 		})
 	}
 }
+
+func TestConnNullIDError(t *testing.T) {
+	s := newPipeServer(t, ConnOptions{})
+	done := make(chan error)
+	go func() { _, err := s.conn.Call(context.Background(), "server/discover", nil); done <- err }()
+	s.recv()
+	s.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Received request before initialization was complete"}}`)
+	var rpcErr *RPCError
+	if err := <-done; !errors.As(err, &rpcErr) || rpcErr.Code != -32600 {
+		t.Errorf("err = %v, want the -32600 answer", err)
+	}
+}

@@ -44,6 +44,7 @@ func DiffSurface(serverAddr string, locked, live *lock.Entry) (changes []Change,
 				continue
 			}
 			addr := serverAddr + "." + kindAddr[dr.Kind] + "." + dr.Key
+			d.itemAddr = addr
 			switch dr.Action {
 			case '+':
 				it, _ := live.Find(dr.Kind, dr.Key)
@@ -65,6 +66,7 @@ func DiffSurface(serverAddr string, locked, live *lock.Entry) (changes []Change,
 					d.add("MCP-ITEM-FIELD-CHANGED", addr, Update, a.JSON, b.JSON, "the item changed in a way mcpform cannot place")
 				}
 			}
+			d.itemAddr = ""
 		}
 	}
 	for _, k := range lock.Kinds {
@@ -93,7 +95,8 @@ func eraName(e *lock.Entry) string {
 
 // differ collects changes; its methods walk decoded JSON.
 type differ struct {
-	out []Change
+	out      []Change
+	itemAddr string // the address of the item being diffed, "" at server level
 }
 
 // add appends a change graded by its rule. An unknown rule is a bug in this
@@ -105,7 +108,7 @@ func (d *differ) add(rule, addr string, act Action, before, after json.RawMessag
 		r = Rule{ID: rule, Grade: Major, Class: Definitional}
 	}
 	d.out = append(d.out, Change{Addr: addr, Action: act, Class: r.Class, Grade: r.Grade, Rule: r.ID,
-		Security: r.Security, Before: before, After: after, Detail: detail})
+		Security: r.Security, Before: before, After: after, Detail: detail, Item: d.itemAddr})
 }
 
 // addValues is add for decoded values, nil meaning absent.

@@ -422,9 +422,9 @@ func TestDiffValuesAndUnchanged(t *testing.T) {
 	got, unchanged := DiffSurface("server.s", a, b)
 	want := []Change{
 		{Addr: "server.s.tool.t.inputSchema.properties.x", Action: Create, Class: Definitional, Grade: Minor, Rule: "MCP-INPUT-PROPERTY-ADDED",
-			After: json.RawMessage(`{"type":"string"}`)},
+			After: json.RawMessage(`{"type":"string"}`), Item: "server.s.tool.t"},
 		{Addr: "server.s.tool.v", Action: Delete, Class: Definitional, Grade: Major, Rule: "MCP-TOOL-REMOVED",
-			Before: json.RawMessage(`{"name":"v","inputSchema":{}}`)},
+			Before: json.RawMessage(`{"name":"v","inputSchema":{}}`), Item: "server.s.tool.v"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("changes (-want +got):\n%s", d)

@@ -108,6 +108,11 @@ type Change struct {
 	After  json.RawMessage `json:"after,omitempty"`
 	// Detail says in words what changed, when Before/After alone do not.
 	Detail string `json:"detail,omitempty"`
+	// Item is the address of the tool, prompt, resource or template the
+	// change is in or of ("server.time.tool.get_current_time"), so that a
+	// renderer can group changes without parsing addresses (a URI holds
+	// dots); empty for a server-level change.
+	Item string `json:"item,omitempty"`
 }
 
 // ServerPlan is everything the plan says about one server.

@@ -85,6 +85,18 @@ func load(fsys fileSystem, dir string, opts Options) (*Config, hcl.Diagnostics) 
 	diags = append(diags, l.evalModule(root, vals)...)
 
 	sort.Slice(l.servers, func(i, j int) bool { return l.servers[i].Name < l.servers[j].Name })
+	// Names cannot collide by construction (labels are identifiers without
+	// dots, module prefixes are unique); the lock depends on it, so check.
+	for i := 1; i < len(l.servers); i++ {
+		if a, b := l.servers[i-1], l.servers[i]; a.Name == b.Name {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate server name",
+				Detail:   fmt.Sprintf("%s and %s would both be %q in mcp.lock. Rename one of them.", a.Addr, b.Addr, a.Name),
+				Subject:  b.DeclRange.Ptr(),
+			})
+		}
+	}
 	cfg.Servers = l.servers
 	return cfg, sanitize(diags)
 }

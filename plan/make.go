@@ -1,0 +1,365 @@
+package plan
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/mcpform/mcpform/lang"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/policy"
+)
+
+// Options are the inputs of Make that do not come from mcp.hcl or the lock.
+type Options struct {
+	// Targets limits the plan to these servers (lock names or addresses);
+	// empty means every server.
+	Targets     []string
+	Parallelism int
+	Progress    Progress
+	// Prepare returns the hook that starts a server in its sandbox, or nil
+	// for a server without a sandbox policy. An error means the server
+	// cannot be started as run would start it.
+	Prepare   func(name string, p *policy.Policy) (func(*exec.Cmd) (func(), error), error)
+	LookupEnv func(string) (string, bool)
+}
+
+// Make probes every server of cfg and diffs configuration and live surfaces
+// against the lock. locked is nil and lockBytes empty when there is no lock
+// yet. Make never writes anything; a server that cannot be probed is
+// reported in its ServerPlan.
+func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []byte, opts Options) (*Plan, error) {
+	if locked == nil {
+		locked = &lock.File{Servers: map[string]*lock.Entry{}}
+	}
+	selected := func(name, addr string) bool {
+		return len(opts.Targets) == 0 || slices.Contains(opts.Targets, name) || slices.Contains(opts.Targets, addr)
+	}
+	for _, t := range opts.Targets {
+		if !targetExists(t, cfg, locked) {
+			return nil, fmt.Errorf("-target %q names no server of the configuration or the lock", t)
+		}
+	}
+	p := &Plan{FormatVersion: FormatVersion, ConfigDigest: ConfigDigest(cfg), LockDigest: LockDigest(lockBytes), LockPath: cfg.Lockfile}
+
+	var targets []Target
+	byName := map[string]*ServerPlan{}
+	for _, s := range cfg.Servers {
+		if !selected(s.Name, s.Addr) {
+			continue
+		}
+		sp := &ServerPlan{Name: s.Name, Addr: s.Addr, Version: s.Version}
+		byName[s.Name] = sp
+		p.Servers = append(p.Servers, sp)
+		era, err := mcp.ParseEra(s.Protocol)
+		if err != nil {
+			sp.Error = err.Error()
+			continue
+		}
+		t := Target{Name: s.Name, Command: s.Command, Env: s.Env, Dir: cfg.Dir, Era: era,
+			ClientCapabilities: s.ClientCapabilities, Timeout: s.Timeout, LookupEnv: opts.LookupEnv}
+		if old, ok := locked.Servers[s.Name]; ok && era == mcp.EraAuto {
+			t.Locked = old
+		}
+		if opts.Prepare != nil {
+			pol := s.Policy
+			if t.Prepare, err = opts.Prepare(s.Name, &pol); err != nil {
+				sp.Error = err.Error()
+				continue
+			}
+		} else if s.Policy.Sandbox != nil {
+			sp.Error = "the server has a sandbox policy and no sandbox is available to probe it in"
+			continue
+		}
+		targets = append(targets, t)
+	}
+	results := ProbeAll(ctx, targets, opts.Parallelism, opts.Progress)
+	declared := map[string]*lang.Server{}
+	for _, s := range cfg.Servers {
+		declared[s.Name] = s
+	}
+	for _, r := range results {
+		sp := byName[r.Name]
+		if r.Err != nil {
+			sp.Error = r.Err.Error()
+			continue
+		}
+		planServer(sp, declared[r.Name], locked.Servers[r.Name], r.Entry)
+	}
+	for name, e := range locked.Servers {
+		if _, ok := declared[name]; ok || !selected(name, addrOf(name)) {
+			continue
+		}
+		sp := &ServerPlan{Name: name, Addr: addrOf(name), Action: Delete}
+		sp.Changes = []Change{{Addr: sp.Addr, Action: Delete, Class: Config, Grade: None, Rule: "CFG-SERVER-REMOVED",
+			Before: mustJSON(e.Command), Detail: "removed from mcp.hcl; apply deletes its entry"}}
+		if e.Mcpform != nil {
+			sp.LockedVersion = e.Mcpform.Version
+		}
+		p.Servers = append(p.Servers, sp)
+	}
+	sort.Slice(p.Servers, func(i, j int) bool { return p.Servers[i].Name < p.Servers[j].Name })
+	for _, sp := range p.Servers {
+		p.RequiredBump = max(p.RequiredBump, sp.RequiredBump)
+	}
+	return p, nil
+}
+
+// planServer fills sp for a probed server: the entry apply would write, and
+// every change against the locked entry (nil for a new server).
+func planServer(sp *ServerPlan, s *lang.Server, old, live *lock.Entry) {
+	live.Command = s.Command
+	live.EnvPassthrough = append([]string{}, s.Env...)
+	live.Mcpform = settingsOf(s)
+	pol := s.Policy
+	if !pol.IsEmpty() {
+		live.Policy = &pol
+	}
+	sp.Entry = live
+
+	base := old
+	if old == nil {
+		sp.Action = Create
+		sp.Changes = append(sp.Changes, Change{Addr: sp.Addr, Action: Create, Class: Config, Grade: None, Rule: "CFG-SERVER-ADDED",
+			After: mustJSON(s.Command), Detail: "new in mcp.hcl; apply locks its surface"})
+		base = emptyEntry(live)
+	} else {
+		sp.Changes = append(sp.Changes, configChanges(sp.Addr, old, live)...)
+		if old.Mcpform != nil {
+			sp.LockedVersion = old.Mcpform.Version
+		}
+	}
+	surface, unchanged := DiffSurface(sp.Addr, base, live)
+	sp.Changes = append(sp.Changes, surface...)
+	sp.Unchanged = unchanged
+	if old != nil && len(sp.Changes) > 0 {
+		sp.Action = Update
+	}
+	for _, c := range surface {
+		if c.Class == Definitional {
+			sp.RequiredBump = max(sp.RequiredBump, c.Grade)
+		}
+	}
+	if err := checkTaintLabels(s, old, live); err != nil {
+		sp.Error = err.Error()
+	}
+	if old != nil {
+		if err := CheckVersionBump(sp.LockedVersion, s.Version, sp.RequiredBump); err != nil {
+			sp.VersionError = err.Error()
+		}
+		sp.VersionError = joinErr(sp.VersionError, toolVersionErrors(sp, s, old))
+	}
+}
+
+// emptyEntry is a sealed entry with nothing in it, in live's era, so that a
+// new server's surface diffs as items created.
+func emptyEntry(live *lock.Entry) *lock.Entry {
+	e := &lock.Entry{ProtocolVersion: live.ProtocolVersion, SupportedVersions: live.SupportedVersions,
+		ServerInfo: live.ServerInfo, Capabilities: live.Capabilities, Instructions: nil}
+	if err := e.Seal(); err != nil {
+		panic(fmt.Sprintf("plan: sealing an empty entry: %v", err))
+	}
+	return e
+}
+
+// settingsOf collects the mcpform-only settings of a server.
+func settingsOf(s *lang.Server) *lock.Settings {
+	st := &lock.Settings{Version: s.Version, ClientCapabilities: s.ClientCapabilities}
+	if s.Protocol != "" && s.Protocol != "auto" {
+		st.Protocol = s.Protocol
+	}
+	if s.Timeout > 0 && s.Timeout != mcp.DefaultTimeout {
+		st.Timeout = s.Timeout.String()
+	}
+	for tool, v := range s.ToolVersions {
+		if st.Tools == nil {
+			st.Tools = map[string]lock.ToolSettings{}
+		}
+		st.Tools[tool] = lock.ToolSettings{Version: v}
+	}
+	return st
+}
+
+// configChanges compares what mcp.hcl declares with what the lock holds.
+func configChanges(addr string, old, live *lock.Entry) []Change {
+	var out []Change
+	add := func(rule, field string, before, after any) {
+		b, a := mustJSON(before), mustJSON(after)
+		if string(b) != string(a) {
+			out = append(out, Change{Addr: addr + "." + field, Action: Update, Class: Config, Grade: None, Rule: rule, Before: b, After: a})
+		}
+	}
+	add("CFG-COMMAND-CHANGED", "command", old.Command, live.Command)
+	add("CFG-ENV-CHANGED", "env", nonNil(old.EnvPassthrough), nonNil(live.EnvPassthrough))
+	os, ls := settingsOrEmpty(old.Mcpform), settingsOrEmpty(live.Mcpform)
+	add("CFG-PROTOCOL-CHANGED", "protocol", protocolName(os.Protocol), protocolName(ls.Protocol))
+	add("CFG-VERSION-CHANGED", "version", os.Version, ls.Version)
+	add("CFG-VERSION-CHANGED", "tool_versions", os.Tools, ls.Tools)
+	add("CFG-CLIENT-CAPABILITIES-CHANGED", "client_capabilities", rawOrEmpty(os.ClientCapabilities), rawOrEmpty(ls.ClientCapabilities))
+	add("CFG-POLICY-CHANGED", "policy", old.Policy.Normalized(), live.Policy.Normalized())
+	return out
+}
+
+// checkTaintLabels refuses a taint label that names no tool: not in the
+// live surface and not in the lock either (a typo). Labels for tools that
+// were locked but are gone are dropped by apply, which says so.
+func checkTaintLabels(s *lang.Server, old, live *lock.Entry) error {
+	isTool := func(name string) bool {
+		if _, ok := live.Find(lock.Tools, name); ok {
+			return true
+		}
+		if old != nil {
+			_, ok := old.Find(lock.Tools, name)
+			return ok
+		}
+		return false
+	}
+	if err := s.Policy.Taint.Check(isTool); err != nil {
+		return fmt.Errorf("%w: the server lists no such tool; fix the taint block in mcp.hcl", err)
+	}
+	return nil
+}
+
+// toolVersionErrors applies the bump gate to each tool with a declared
+// version, over the changes under that tool's address.
+func toolVersionErrors(sp *ServerPlan, s *lang.Server, old *lock.Entry) string {
+	var msg string
+	names := make([]string, 0, len(s.ToolVersions))
+	for n := range s.ToolVersions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, tool := range names {
+		prefix := sp.Addr + ".tool." + tool
+		var required Grade
+		for _, c := range sp.Changes {
+			if c.Class == Definitional && (c.Addr == prefix || len(c.Addr) > len(prefix) && c.Addr[:len(prefix)+1] == prefix+".") {
+				required = max(required, c.Grade)
+			}
+		}
+		prev := ""
+		if old.Mcpform != nil {
+			prev = old.Mcpform.Tools[tool].Version
+		}
+		if err := CheckVersionBump(prev, s.ToolVersions[tool], required); err != nil {
+			msg = joinErr(msg, fmt.Sprintf("tool %q: %v", tool, err))
+		}
+	}
+	return msg
+}
+
+func joinErr(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+func settingsOrEmpty(s *lock.Settings) lock.Settings {
+	if s == nil {
+		return lock.Settings{}
+	}
+	return *s
+}
+
+func protocolName(p string) string {
+	if p == "" {
+		return "auto"
+	}
+	return p
+}
+
+func rawOrEmpty(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return r
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("plan: marshaling %T: %v", v, err))
+	}
+	return b
+}
+
+// addrOf is the address of a lock entry that mcp.hcl no longer declares:
+// "a.b.s" was server s of module b inside module a.
+func addrOf(name string) string {
+	addr := ""
+	for {
+		i := indexByte(name, '.')
+		if i < 0 {
+			return addr + "server." + name
+		}
+		addr += "module." + name[:i] + "."
+		name = name[i+1:]
+	}
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func targetExists(t string, cfg *lang.Config, locked *lock.File) bool {
+	for _, s := range cfg.Servers {
+		if s.Name == t || s.Addr == t {
+			return true
+		}
+	}
+	for name := range locked.Servers {
+		if name == t || addrOf(name) == t {
+			return true
+		}
+	}
+	return false
+}
+
+// ConfigDigest identifies the evaluated configuration a plan was made
+// from: every server as evaluated, and the lock path. Formatting and
+// comments do not change it; any evaluated value does.
+func ConfigDigest(cfg *lang.Config) string {
+	type server struct {
+		Name, Addr         string
+		Command, Env       []string
+		Protocol           string
+		Timeout            time.Duration
+		Version            string
+		ToolVersions       map[string]string
+		ClientCapabilities json.RawMessage
+		Policy             policy.Policy
+	}
+	v := struct {
+		Lockfile string
+		Servers  []server
+	}{Lockfile: cfg.Lockfile}
+	for _, s := range cfg.Servers {
+		v.Servers = append(v.Servers, server{s.Name, s.Addr, s.Command, s.Env, s.Protocol, s.Timeout, s.Version, s.ToolVersions, s.ClientCapabilities, s.Policy})
+	}
+	sum := sha256.Sum256(mustJSON(v))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+

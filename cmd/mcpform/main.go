@@ -51,6 +51,8 @@ type command struct {
 var commands = map[string]command{
 	"explain":  {"Explain a rule id from a plan: meaning, grade, example", runExplain},
 	"version":  {"Print mcpform's version", runVersion},
+	"run":      {"Serve a locked server to a client: the enforcing stdio proxy", runRun},
+	"audit":    {"Check the audit log's hash chain: audit verify [FILE]", runAudit},
 	"verify":   {"Probe locked servers and fail on drift from mcp.lock (the CI gate)", runVerify},
 	"show":     {"Print mcp.lock for humans", runShow},
 	"validate": {"Check mcp.hcl: syntax, types, references, modules, policy", runValidate},

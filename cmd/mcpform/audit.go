@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/mcpform/mcpform/runtime"
+)
+
+// runAudit is `mcpform audit verify [FILE]`: it checks the audit log's hash
+// chain and names the first broken record.
+func runAudit(_ context.Context, io *stdio, args []string) int {
+	usage := func() {
+		fmt.Fprintln(io.err, "Usage: mcpform audit verify [FILE]")
+		fmt.Fprintln(io.err)
+		fmt.Fprintln(io.err, "Check the audit log's hash chain (default: the log mcpform run writes).")
+		fmt.Fprintln(io.err, "Exit status: 0 intact, 1 broken or unreadable, 2 usage.")
+	}
+	if len(args) == 0 || args[0] != "verify" {
+		usage()
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	fs.Usage = usage
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 1 {
+		usage()
+		return exitUsage
+	}
+	path := fs.Arg(0)
+	if path == "" {
+		p, err := runtime.DefaultAuditPath(io.getenv)
+		if err != nil {
+			fmt.Fprintf(io.err, "mcpform audit verify: %v\n", err)
+			return exitError
+		}
+		path = p
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintf(io.err, "mcpform audit verify: %v\n", err)
+		return exitError
+	}
+	defer f.Close()
+	n, err := runtime.VerifyAudit(f)
+	var ce *runtime.ChainError
+	switch {
+	case errors.As(err, &ce):
+		fmt.Fprintf(io.err, "mcpform audit verify: %s: the chain is broken at record %d (line %d): %s\n", path, ce.Line, ce.Line, ce.Msg)
+		return exitError
+	case err != nil:
+		fmt.Fprintf(io.err, "mcpform audit verify: %s: %v\n", path, err)
+		return exitError
+	}
+	fmt.Fprintf(io.out, "%s: %d records, chain intact\n", path, n)
+	return exitOK
+}

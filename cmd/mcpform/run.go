@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/runtime"
+)
+
+// runFlags is mcpform run's command line.
+type runFlags struct {
+	lockPath  string
+	auditPath string
+	name      string
+}
+
+func parseRunFlags(args []string, io *stdio) (runFlags, error) {
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	fs.StringVar(&f.lockPath, "lock", lock.DefaultPath, "the mcp.lock to serve from (use an absolute path in client configs)")
+	fs.StringVar(&f.auditPath, "audit", "", "the audit log (default $XDG_STATE_HOME/mcpform/audit.jsonl or ~/.local/state/mcpform/audit.jsonl)")
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "Usage: mcpform run [-lock FILE] [-audit FILE] NAME")
+		fmt.Fprintln(io.err)
+		fmt.Fprintln(io.err, "Serve the locked server NAME on stdin/stdout: the enforcing proxy a client config launches.")
+		fmt.Fprintln(io.err)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return f, errors.New("want exactly one server name")
+	}
+	f.name = fs.Arg(0)
+	return f, nil
+}
+
+// runRun is `mcpform run`. It reads only the lock: never mcp.hcl, never a
+// command from the client's config.
+func runRun(ctx context.Context, io *stdio, args []string) int {
+	f, err := parseRunFlags(args, io)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	file, err := lock.Load(f.lockPath)
+	if err != nil {
+		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
+		return exitError
+	}
+	entry, ok := file.Servers[f.name]
+	if !ok {
+		fmt.Fprintf(io.err, "mcpform run: server %q is not in %s: add it to mcp.hcl, then run mcpform plan and mcpform apply\n", escape.String(f.name), f.lockPath)
+		return exitError
+	}
+	auditPath := f.auditPath
+	if auditPath == "" {
+		if auditPath, err = runtime.DefaultAuditPath(io.getenv); err != nil {
+			fmt.Fprintf(io.err, "mcpform run: %v\n", err)
+			return exitError
+		}
+	}
+	audit, err := runtime.OpenAudit(auditPath)
+	if err != nil {
+		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
+		return exitError
+	}
+	defer audit.Close()
+	err = runtime.Run(ctx, runtime.Options{
+		Name:   f.name,
+		Entry:  entry,
+		Stdin:  io.in,
+		Stdout: io.out,
+		Stderr: io.err,
+		Audit:  audit,
+		LookupEnv: func(name string) (string, bool) {
+			if io.getenv == nil {
+				return os.LookupEnv(name)
+			}
+			v := io.getenv(name)
+			return v, v != ""
+		},
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}

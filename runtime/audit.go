@@ -1,0 +1,314 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpform/mcpform/internal/strictjson"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+)
+
+// The audit log is JSON lines. Each record carries "prev", the digest of the
+// line before it ("" for the first line), and ends with "hash", the digest
+// of the record itself without its hash member:
+//
+//	{"time":…,"session":…,"server":…,"pid":…,"event":…,…,"prev":"sha256:…","hash":"sha256:…"}
+//
+// hash = sha256 of the line with `,"hash":"…"` cut out, so a changed byte
+// anywhere in a line breaks that line's hash, and a removed, inserted or
+// reordered line breaks the next line's prev. Several run processes append
+// to one file: each append happens under an exclusive flock on the file,
+// with O_APPEND, after reading the current last line.
+
+// DefaultAuditPath returns $XDG_STATE_HOME/mcpform/audit.jsonl, or
+// ~/.local/state/mcpform/audit.jsonl when XDG_STATE_HOME is unset.
+func DefaultAuditPath(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "mcpform", "audit.jsonl"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no audit log location: set XDG_STATE_HOME or HOME, or pass -audit: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "state", "mcpform", "audit.jsonl"), nil
+}
+
+// AuditLog appends hash-chained records to one file.
+type AuditLog struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	// size and last describe the file as this process last left it: when
+	// the size is unchanged at the next append, no other process wrote,
+	// and the previous line's digest is known without reading.
+	size int64
+	last string
+	buf  []byte
+	pid  int
+}
+
+// OpenAudit opens (creating it and its directory, private to the user) the
+// audit log at path for appending.
+func OpenAudit(path string) (*AuditLog, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	return &AuditLog{f: f, path: path, size: -1, pid: os.Getpid()}, nil
+}
+
+// Path returns the file's path.
+func (a *AuditLog) Path() string { return a.path }
+
+// Close closes the file.
+func (a *AuditLog) Close() error { return a.f.Close() }
+
+// Record is one audit event. Strings are written as JSON strings (control
+// characters escaped); argument values never appear, only their digests.
+type Record struct {
+	Session string
+	Server  string
+	Event   string // start, drift, quarantine, request, result, deny, exit
+	Method  string
+	ID      string // the client's request id, as on the wire
+	Item    string // the tool or prompt name, or the resource URI
+	Args    map[string]string
+	Outcome string
+	Detail  string
+}
+
+// ArgDigests returns the digest of each argument value of the JSON object
+// args ("sha256:…" of its RFC 8785 form), for Record.Args.
+func ArgDigests(args json.RawMessage) map[string]string {
+	if len(args) == 0 {
+		return nil
+	}
+	var ms [16]member
+	out := map[string]string{}
+	for _, m := range members(ms[:0], args) {
+		name, _ := stringValue(m.key)
+		d, err := lock.Digest(m.value)
+		if err != nil {
+			d = "invalid"
+		}
+		out[name] = d
+	}
+	return out
+}
+
+// Write appends rec. It returns only once the line is in the file (not
+// necessarily on disk): the proxy calls it before the effect it records.
+func (a *AuditLog) Write(rec *Record) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := lockFile(a.f); err != nil {
+		return fmt.Errorf("audit log: locking %s: %w", a.path, err)
+	}
+	defer unlockFile(a.f)
+	st, err := a.f.Stat()
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	size := st.Size()
+	prev, newline := a.last, false
+	if size != a.size {
+		prev, newline, err = a.tail(size)
+		if err != nil {
+			return fmt.Errorf("audit log: reading its last line: %w", err)
+		}
+	}
+	b := a.buf[:0]
+	if newline {
+		// A torn last line (a crash mid-write) is closed off, so it stays
+		// one broken record for verify to name instead of spoiling ours.
+		b = append(b, '\n')
+	}
+	start := len(b)
+	b = appendRecord(b, rec, a.pid, prev)
+	line := b[start:]
+	sum := sha256.Sum256(append(line, '}'))
+	b = append(b, `,"hash":"sha256:`...)
+	b = hex.AppendEncode(b, sum[:])
+	b = append(b, `"}`...)
+	line = b[start:]
+	digest := lineDigest(line)
+	b = append(b, '\n')
+	a.buf = b
+	if _, err := a.f.Write(b); err != nil {
+		a.size = -1
+		return fmt.Errorf("audit log: writing %s: %w", a.path, err)
+	}
+	a.size = size + int64(len(b))
+	a.last = digest
+	return nil
+}
+
+func appendRecord(b []byte, r *Record, pid int, prev string) []byte {
+	str := func(key, v string) {
+		if v == "" {
+			return
+		}
+		b = append(b, `,"`...)
+		b = append(b, key...)
+		b = append(b, `":`...)
+		b = mcp.AppendQuoted(b, v)
+	}
+	b = append(b, `{"time":"`...)
+	b = time.Now().UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	str("session", r.Session)
+	str("server", r.Server)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(pid), 10)
+	str("event", r.Event)
+	str("method", r.Method)
+	str("id", r.ID)
+	str("item", r.Item)
+	if len(r.Args) > 0 {
+		names := make([]string, 0, len(r.Args))
+		for n := range r.Args {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		b = append(b, `,"args":{`...)
+		for i, n := range names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = mcp.AppendQuoted(b, n)
+			b = append(b, ':')
+			b = mcp.AppendQuoted(b, r.Args[n])
+		}
+		b = append(b, '}')
+	}
+	str("outcome", r.Outcome)
+	str("detail", r.Detail)
+	b = append(b, `,"prev":`...)
+	return mcp.AppendQuoted(b, prev)
+}
+
+func lineDigest(line []byte) string {
+	sum := sha256.Sum256(line)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// tail reads the file's last line and returns its digest, and whether the
+// file ends without a newline.
+func (a *AuditLog) tail(size int64) (string, bool, error) {
+	if size == 0 {
+		return "", false, nil
+	}
+	end := size
+	var last [1]byte
+	if _, err := a.f.ReadAt(last[:], size-1); err != nil {
+		return "", false, err
+	}
+	torn := last[0] != '\n'
+	if !torn {
+		end--
+	}
+	// Read backwards in growing chunks until the line's start is found.
+	var line []byte
+	for chunk := int64(4096); ; chunk *= 4 {
+		start := max(end-chunk, 0)
+		buf := make([]byte, end-start)
+		if _, err := a.f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+			return "", false, err
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			line = buf[i+1:]
+			break
+		}
+		if start == 0 {
+			line = buf
+			break
+		}
+	}
+	return lineDigest(line), torn, nil
+}
+
+// ChainError names the first record of an audit log that breaks the chain.
+type ChainError struct {
+	Line int
+	Msg  string
+}
+
+func (e *ChainError) Error() string {
+	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+}
+
+// VerifyAudit reads an audit log and checks every record: strict JSON, its
+// own hash, and prev equal to the digest of the line before. It returns the
+// number of records, and a *ChainError for the first broken one.
+func VerifyAudit(r io.Reader) (int, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	prev := ""
+	n := 0
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) == 0 && errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return n, err
+		}
+		n++
+		if line[len(line)-1] != '\n' {
+			return n, &ChainError{n, "the last line is incomplete (no newline): a write was cut short"}
+		}
+		line = line[:len(line)-1]
+		if msg := checkRecord(line, prev); msg != "" {
+			return n, &ChainError{n, msg}
+		}
+		prev = lineDigest(line)
+	}
+}
+
+func checkRecord(line []byte, prev string) string {
+	if err := strictjson.Check(line); err != nil {
+		return "not a JSON record: " + err.Error()
+	}
+	const suffixLen = len(`,"hash":"sha256:`) + 64 + len(`"}`)
+	if len(line) < suffixLen || !bytes.HasPrefix(line[len(line)-suffixLen:], []byte(`,"hash":"sha256:`)) {
+		return `the record does not end with its "hash"`
+	}
+	body := append(bytes.Clone(line[:len(line)-suffixLen]), '}')
+	sum := sha256.Sum256(body)
+	want := line[len(line)-suffixLen+len(`,"hash":"sha256:`) : len(line)-2]
+	if hex.EncodeToString(sum[:]) != string(want) {
+		return "the record's hash does not match its content: the record was changed"
+	}
+	var rec struct {
+		Prev *string `json:"prev"`
+	}
+	if err := json.Unmarshal(line, &rec); err != nil || rec.Prev == nil {
+		return `the record has no "prev"`
+	}
+	if *rec.Prev != prev {
+		if prev == "" {
+			return `the first record's "prev" is not empty: records before it are missing`
+		}
+		return `"prev" is not the digest of the line before: a record was removed, inserted or reordered`
+	}
+	return ""
+}

@@ -1,0 +1,591 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+)
+
+// Options configure one `mcpform run`: one server, one client.
+type Options struct {
+	// Name is the server's name in the lock; Entry its verified entry
+	// (from lock.Load, which refuses a lock that fails verification).
+	Name  string
+	Entry *lock.Entry
+
+	// Stdin and Stdout are the client's side; Stderr gets diagnostics and
+	// the server's stderr, escaped.
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+
+	// Audit is the hash-chained audit log. Required: a run that cannot
+	// record what it lets through does not start.
+	Audit *AuditLog
+
+	// Session names the client session (default SessionID()).
+	Session string
+
+	// Prepare, when set, may rewrite the server's command before it starts
+	// (the sandbox does); cleanup runs after the server was shut down. A
+	// server whose lock entry has a sandbox policy does not start without
+	// it: failing closed beats running it unconfined.
+	Prepare func(*exec.Cmd) (cleanup func(), err error)
+
+	// Middlewares run after quarantine and before enforcement (see
+	// Middleware for the whole chain): the seam for the taint gate and
+	// any other per-request policy that must see every request that could
+	// reach the server.
+	Middlewares []Middleware
+
+	// LookupEnv supplies the values of the entry's envPassthrough names
+	// (default os.LookupEnv); Dir is the server's working directory.
+	LookupEnv func(string) (string, bool)
+	Dir       string
+
+	// RequestTimeout bounds each forwarded request (default 10 minutes:
+	// tools may be slow, but a stalled server must not hold a client's
+	// request forever). StartTimeout bounds the start-up handshake and
+	// listing, and each re-verification (default the entry's mcpform
+	// timeout, else 30s). WriteTimeout is how long a message may wait for
+	// a server that does not read its input (default 30s). DrainTimeout is
+	// how long requests in flight may finish after the client closed its
+	// input (default 5s).
+	RequestTimeout time.Duration
+	StartTimeout   time.Duration
+	WriteTimeout   time.Duration
+	DrainTimeout   time.Duration
+	ShutdownGrace  time.Duration
+
+	// MaxLineSize caps one message either way (default mcp.DefaultMaxLineSize);
+	// MaxInFlight caps the client's concurrent requests (default 256).
+	MaxLineSize int
+	MaxInFlight int
+}
+
+// ServerExitError is a server that exited (or closed its output) while the
+// client was still connected. Its message carries the server's stderr tail,
+// escaped.
+type ServerExitError struct {
+	Server string
+	Status error
+	Stderr string // unescaped
+}
+
+func (e *ServerExitError) Error() string {
+	var b strings.Builder
+	status := "exited with status 0"
+	if e.Status != nil {
+		status = "ended with " + e.Status.Error()
+	}
+	fmt.Fprintf(&b, "server %q %s while the client was connected", escape.String(e.Server), status)
+	if tail := strings.TrimSpace(e.Stderr); tail != "" {
+		lines := strings.Split(tail, "\n")
+		if len(lines) > 20 {
+			lines = lines[len(lines)-20:]
+		}
+		b.WriteString("\nserver stderr (last lines):")
+		for _, l := range lines {
+			b.WriteString("\n  | ")
+			b.WriteString(escape.String(l))
+		}
+	}
+	return b.String()
+}
+
+type proxy struct {
+	opts     Options
+	name     string
+	entry    *lock.Entry
+	modernUp bool
+	upEnv    []byte // the envelope members a 2026-07-28 server gets in _meta
+	handler  Handler
+	audit    *AuditLog
+	session  string
+
+	outMu sync.Mutex
+	out   io.Writer
+
+	up   *upstream
+	proc *mcp.Process
+
+	served  *served
+	schemas schemaCache
+
+	// Verification: gate is non-nil (and closed when done) while the
+	// surface is being verified; quarantined holds the message once
+	// definitional drift was found. Both are read on every request.
+	gate        atomic.Pointer[chan struct{}]
+	quarantined atomic.Pointer[string]
+	verifyMu    sync.Mutex
+	verifying   bool
+	dirty       [4]bool
+	live        *mcp.Surface
+
+	mu         sync.Mutex
+	inflight   map[mcp.ID]context.CancelFunc
+	clientCaps json.RawMessage // what the client declared it supports
+	srvNext    int64
+	srvReqs    map[mcp.ID]*serverRequest // by the id the client sees
+	srvByUp    map[mcp.ID]mcp.ID         // upstream id → client-facing id
+	srvTokens  map[string]bool           // progress tokens of forwarded server requests
+	srvSem     chan struct{}
+
+	wg       sync.WaitGroup
+	inflSem  chan struct{}
+	stderrMu sync.Mutex
+}
+
+// Run serves the client on opts.Stdin/Stdout until it closes its input (nil),
+// the server exits (a *ServerExitError) or ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	p, err := newProxy(opts)
+	if err != nil {
+		return err
+	}
+	return p.run(ctx)
+}
+
+func newProxy(opts Options) (*proxy, error) {
+	e := opts.Entry
+	switch {
+	case e == nil:
+		return nil, errors.New("no lock entry to serve")
+	case opts.Audit == nil:
+		return nil, errors.New("no audit log: mcpform run records every request before it lets it through")
+	case len(e.Command) == 0:
+		return nil, fmt.Errorf("server %q has no command in the lock", escape.String(opts.Name))
+	case e.Policy != nil && e.Policy.Sandbox != nil && opts.Prepare == nil:
+		return nil, fmt.Errorf("server %q has a sandbox policy, and this mcpform cannot apply it: refusing to start it unconfined", escape.String(opts.Name))
+	}
+	if opts.Session == "" {
+		opts.Session = SessionID()
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 10 * time.Minute
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 30 * time.Second
+		if e.Mcpform != nil && e.Mcpform.Timeout != "" {
+			if d, err := time.ParseDuration(e.Mcpform.Timeout); err == nil && d > 0 {
+				opts.StartTimeout = d
+			}
+		}
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 30 * time.Second
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 5 * time.Second
+	}
+	if opts.MaxLineSize <= 0 {
+		opts.MaxLineSize = mcp.DefaultMaxLineSize
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 256
+	}
+	p := &proxy{
+		opts:      opts,
+		name:      opts.Name,
+		entry:     e,
+		modernUp:  e.Modern(),
+		audit:     opts.Audit,
+		session:   opts.Session,
+		out:       opts.Stdout,
+		inflight:  map[mcp.ID]context.CancelFunc{},
+		srvReqs:   map[mcp.ID]*serverRequest{},
+		srvByUp:   map[mcp.ID]mcp.ID{},
+		srvTokens: map[string]bool{},
+		srvSem:    make(chan struct{}, 16),
+		inflSem:   make(chan struct{}, opts.MaxInFlight),
+	}
+	if p.modernUp {
+		b := []byte(`"io.modelcontextprotocol/protocolVersion":`)
+		b = mcp.AppendQuoted(b, mcp.ModernVersion)
+		b = append(b, `,"io.modelcontextprotocol/clientCapabilities":`...)
+		b = append(b, p.lockClientCaps()...)
+		b = append(b, `,"io.modelcontextprotocol/clientInfo":`...)
+		p.upEnv = append(b, mcp.ClientInfo()...)
+	}
+	p.served = newServed(e)
+	p.handler = chain(p.terminal, append(append([]Middleware{p.auditRequests, p.quarantine}, opts.Middlewares...), p.enforce)...)
+	return p, nil
+}
+
+// lockClientCaps returns the client capabilities the entry was locked with,
+// compact ({} when none).
+func (p *proxy) lockClientCaps() []byte {
+	if p.entry.Mcpform == nil || len(p.entry.Mcpform.ClientCapabilities) == 0 {
+		return []byte("{}")
+	}
+	return compact(p.entry.Mcpform.ClientCapabilities)
+}
+
+// logf writes one diagnostic line to stderr, escaped as a whole: it may
+// quote server text.
+func (p *proxy) logf(format string, args ...any) {
+	msg := escape.String(fmt.Sprintf(format, args...))
+	p.stderrMu.Lock()
+	fmt.Fprintf(p.opts.Stderr, "mcpform run %s: %s\n", escape.String(p.name), msg)
+	p.stderrMu.Unlock()
+}
+
+func (p *proxy) record(r *Record) error {
+	r.Session = p.session
+	r.Server = p.name
+	return p.audit.Write(r)
+}
+
+func (p *proxy) run(ctx context.Context) error {
+	if err := p.record(&Record{Event: "start", Detail: "surface " + p.entry.Digests.Surface}); err != nil {
+		return err
+	}
+	stderr := &lineEscaper{p: p}
+	proc, err := mcp.Start(ctx, mcp.ServerSpec{
+		Name:          p.name,
+		Command:       p.entry.Command,
+		Env:           p.entry.EnvPassthrough,
+		LookupEnv:     p.opts.LookupEnv,
+		Dir:           p.opts.Dir,
+		Stderr:        stderr,
+		Prepare:       p.opts.Prepare,
+		ShutdownGrace: p.opts.ShutdownGrace,
+	})
+	if err != nil {
+		return fmt.Errorf("starting server %q: %w", escape.String(p.name), err)
+	}
+	p.proc = proc
+	p.up = newUpstream(proc.Stdin, p.opts.WriteTimeout)
+	p.up.onNotification = p.upstreamNotification
+	p.up.onRequest = p.upstreamRequest
+	p.up.warn = p.logf
+	p.up.start(proc.Stdout, p.opts.MaxLineSize)
+
+	p.closeGate()
+	go p.verifyStart(ctx)
+
+	clientDone := make(chan error, 1)
+	go func() { clientDone <- p.readClient() }()
+
+	var result error
+	select {
+	case err := <-clientDone:
+		// The client closed its input: let requests in flight finish
+		// (briefly), then end the server's process group.
+		p.drain()
+		if err != nil {
+			result = err
+		}
+		p.shutdown()
+		stderr.flush()
+	case <-p.up.Done():
+		// The server is gone: every waiting request has been answered
+		// with an error by now (upstream.call watches Done).
+		p.drain()
+		status := proc.Close()
+		stderr.flush()
+		exitErr := &ServerExitError{Server: p.name, Status: status, Stderr: proc.StderrTail()}
+		_ = p.record(&Record{Event: "exit", Outcome: "server exited", Detail: fmt.Sprint(status)})
+		return exitErr
+	case <-ctx.Done():
+		p.shutdown()
+		stderr.flush()
+		result = ctx.Err()
+	}
+	_ = p.record(&Record{Event: "exit", Outcome: "client closed"})
+	return result
+}
+
+func (p *proxy) shutdown() {
+	p.proc.Close()
+}
+
+// drain waits for the requests in flight, at most DrainTimeout.
+func (p *proxy) drain() {
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(p.opts.DrainTimeout):
+		p.mu.Lock()
+		for _, cancel := range p.inflight {
+			cancel()
+		}
+		p.mu.Unlock()
+	}
+}
+
+// readClient reads the client's messages until its input ends.
+func (p *proxy) readClient() error {
+	rd := mcp.NewReader(p.opts.Stdin, p.opts.MaxLineSize)
+	for {
+		line, err := rd.ReadLine()
+		if err != nil {
+			var tooLong *mcp.LineTooLongError
+			if errors.As(err, &tooLong) {
+				p.writeError("", mcp.CodeInvalidRequest, "message refused: "+err.Error(), nil)
+				continue
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("reading from the client: %w", err)
+		}
+		p.clientLine(line)
+	}
+}
+
+// clientLine handles one line from the client. It runs on the reading
+// goroutine: anything that may wait (every request but ping) gets its own.
+func (p *proxy) clientLine(line []byte) {
+	msg, err := mcp.DecodeMessage(line)
+	if err != nil {
+		var de *mcp.DecodeError
+		if errors.As(err, &de) {
+			p.writeError(de.ID, int64(de.Code), de.Error(), nil)
+		} else {
+			p.writeError("", mcp.CodeParseError, err.Error(), nil)
+		}
+		return
+	}
+	switch {
+	case msg.IsRequest():
+		p.clientRequest(msg)
+	case msg.IsNotification():
+		p.clientNotification(msg)
+	default:
+		p.clientResponse(msg)
+	}
+}
+
+func (p *proxy) clientRequest(msg *mcp.Message) {
+	req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Session: p.session, Server: p.name}
+	if meta := find(msg.Params, "_meta"); meta != nil {
+		if v := find(meta, mcp.MetaProtocolVersion); v != nil {
+			version, _ := stringValue(v)
+			if version != mcp.ModernVersion {
+				data := []byte(`{"supported":["` + mcp.ModernVersion + `"],"requested":`)
+				data = append(append(data, v...), '}')
+				p.writeError(msg.ID, mcp.CodeUnsupportedProtocolVersion, "unsupported protocol version", data)
+				return
+			}
+			req.Modern = true
+			if caps := find(meta, mcp.MetaClientCapabilities); caps != nil && caps[0] == '{' {
+				p.mu.Lock()
+				if !bytes.Equal(p.clientCaps, caps) {
+					p.clientCaps = bytes.Clone(caps)
+				}
+				p.mu.Unlock()
+			}
+		}
+	}
+	if msg.Method == "ping" {
+		p.respond(req, &Response{Result: []byte("{}")})
+		return
+	}
+	switch msg.Method {
+	case "tools/call", "prompts/get":
+		req.Kind = lock.Tools
+		if msg.Method == "prompts/get" {
+			req.Kind = lock.Prompts
+		}
+		req.Item, req.HasItem = stringValue(find(msg.Params, "name"))
+		req.Arguments = find(msg.Params, "arguments")
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		req.Kind = lock.Resources
+		req.Item, req.HasItem = stringValue(find(msg.Params, "uri"))
+	case "initialize":
+		if caps := find(msg.Params, "capabilities"); caps != nil && caps[0] == '{' {
+			p.mu.Lock()
+			p.clientCaps = bytes.Clone(caps)
+			p.mu.Unlock()
+		}
+	}
+	select {
+	case p.inflSem <- struct{}{}:
+	default:
+		p.writeError(msg.ID, mcp.CodeInternalError, fmt.Sprintf("too many requests in flight (at most %d)", p.opts.MaxInFlight), nil)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.mu.Lock()
+	if _, dup := p.inflight[msg.ID]; dup {
+		p.mu.Unlock()
+		cancel()
+		<-p.inflSem
+		p.writeError(msg.ID, mcp.CodeInvalidRequest, "request id "+escape.String(msg.ID.String())+" is already in use by a request in flight", nil)
+		return
+	}
+	p.inflight[msg.ID] = cancel
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go p.handle(ctx, cancel, req)
+}
+
+func (p *proxy) handle(ctx context.Context, cancel context.CancelFunc, req *Request) {
+	defer p.wg.Done()
+	resp, err := p.handler(ctx, req)
+	p.mu.Lock()
+	delete(p.inflight, req.ID)
+	p.mu.Unlock()
+	<-p.inflSem
+	if ctx.Err() != nil {
+		// Cancelled by the client: "the receiver of a cancellation SHOULD
+		// NOT send a response for the cancelled request".
+		return
+	}
+	cancel()
+	if err != nil {
+		resp = rpcError(mcp.CodeInternalError, err.Error())
+	}
+	p.respond(req, resp)
+}
+
+// respond writes resp to the client, shaped for the request's era.
+func (p *proxy) respond(req *Request, resp *Response) {
+	b := getBuf()
+	defer putBuf(b)
+	if resp.Error != nil {
+		*b = appendError(*b, req.ID, resp.Error.Code, resp.Error.Message, oneLineOrNil(resp.Error.Data))
+	} else {
+		var err *mcp.RPCError
+		*b, err = p.shapeResponse(*b, req, resp)
+		if err != nil {
+			(*b) = (*b)[:0]
+			*b = appendError(*b, req.ID, err.Code, err.Message, nil)
+		}
+	}
+	p.write(*b)
+}
+
+func oneLineOrNil(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return oneLine(b)
+}
+
+func (p *proxy) write(b []byte) {
+	p.outMu.Lock()
+	_, _ = p.out.Write(b)
+	p.outMu.Unlock()
+}
+
+func (p *proxy) writeError(id mcp.ID, code int64, msg string, data []byte) {
+	b := getBuf()
+	*b = appendError(*b, id, code, msg, data)
+	p.write(*b)
+	putBuf(b)
+}
+
+func (p *proxy) clientNotification(msg *mcp.Message) {
+	switch msg.Method {
+	case "notifications/initialized":
+		// The proxy did its own handshake with the server.
+	case "notifications/cancelled":
+		id, ok := mcp.ParseID(find(msg.Params, "requestId"))
+		if !ok {
+			return
+		}
+		p.mu.Lock()
+		cancel := p.inflight[id]
+		p.mu.Unlock()
+		if cancel != nil {
+			cancel() // the upstream handler tells the server, under its id
+		}
+	case "notifications/progress":
+		// Progress on a server→client request the proxy passed on.
+		token := find(msg.Params, "progressToken")
+		p.mu.Lock()
+		ok := token != nil && p.srvTokens[string(token)]
+		p.mu.Unlock()
+		if ok {
+			_ = p.up.notify(msg.Method, p.wrapUp(msg.Params))
+		}
+	case "notifications/roots/list_changed":
+		if find(p.lockClientCaps(), "roots") != nil {
+			_ = p.up.notify(msg.Method, p.wrapUp(msg.Params))
+		}
+	}
+}
+
+// wrapUp returns params as the server must get them: for a 2026-07-28
+// server with the lock's envelope in _meta, for a legacy one without any
+// envelope keys the client sent. Everything else is copied byte for byte.
+func (p *proxy) wrapUp(params []byte) []byte {
+	if params != nil {
+		params = oneLine(params)
+	}
+	if p.modernUp {
+		if params == nil {
+			params = []byte("{}")
+		}
+		return rewriteObject(nil, params, isMeta, metaWithout(params, p.upEnv))
+	}
+	if params == nil {
+		return nil
+	}
+	if !bytes.Contains(params, []byte("io.modelcontextprotocol")) && !bytes.Contains(params, []byte(`\u`)) {
+		return params
+	}
+	return rewriteObject(nil, params, isMeta, metaWithout(params))
+}
+
+// lineEscaper passes the server's stderr on line by line, escaped and
+// prefixed, so a server cannot paint the user's terminal.
+type lineEscaper struct {
+	p    *proxy
+	mu   sync.Mutex
+	part []byte
+}
+
+func (l *lineEscaper) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(b)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			l.part = append(l.part, b...)
+			if len(l.part) > 4096 {
+				l.emit()
+			}
+			break
+		}
+		l.part = append(l.part, b[:i]...)
+		l.emit()
+		b = b[i+1:]
+	}
+	return n, nil
+}
+
+func (l *lineEscaper) emit() {
+	line := strings.TrimRight(string(l.part), "\r")
+	l.part = l.part[:0]
+	l.p.stderrMu.Lock()
+	fmt.Fprintf(l.p.opts.Stderr, "[%s] %s\n", escape.String(l.p.name), escape.String(line))
+	l.p.stderrMu.Unlock()
+}
+
+func (l *lineEscaper) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.part) > 0 {
+		l.emit()
+	}
+}

@@ -1,0 +1,183 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+)
+
+// served holds what the proxy answers from the lock, encoded once at start:
+// a list of 1,000 tools is served by copying bytes, not by encoding.
+type served struct {
+	caps, info, instructions []byte // compact JSON; instructions nil when none
+	metaInfo                 []byte // "io.modelcontextprotocol/serverInfo":{…}
+	has                      [4]bool
+	lists                    [4][2][]byte // by kind: legacy and 2026-07-28 results
+	discover                 []byte
+	legacyVersion            string
+}
+
+// modernListTail is what a 2026-07-28 client needs on a list result besides
+// the list: the lock's lists do not change while a run serves them, but a
+// quarantine may start at any time, so clients are told not to cache.
+const modernListTail = `"resultType":"complete","ttlMs":0,"cacheScope":"private"`
+
+func newServed(e *lock.Entry) *served {
+	s := &served{caps: compact(e.Capabilities), info: compact(e.ServerInfo)}
+	if e.Instructions != nil {
+		s.instructions = mcp.AppendQuoted(nil, *e.Instructions)
+	}
+	s.metaInfo = append([]byte(`"`+mcp.MetaServerInfo+`":`), s.info...)
+	s.legacyVersion = mcp.LatestLegacyVersion
+	if !e.Modern() {
+		s.legacyVersion = e.ProtocolVersion
+	}
+	for i, k := range lock.Kinds {
+		c := find(s.caps, []string{"tools", "prompts", "resources", "resources"}[i])
+		s.has[i] = c != nil && string(c) != "null"
+		body := []byte(`{"` + k.Field() + `":[`)
+		for j, it := range e.List(k) {
+			if j > 0 {
+				body = append(body, ',')
+			}
+			body = append(body, compact(it.JSON)...)
+		}
+		body = append(body, ']')
+		s.lists[i][0] = append(slices.Clip(body), '}')
+		m := append(body, ","+modernListTail+`,"_meta":{`...)
+		m = append(m, s.metaInfo...)
+		s.lists[i][1] = append(m, "}}"...)
+	}
+	d := []byte(`{"supportedVersions":["` + mcp.ModernVersion + `"],"capabilities":`)
+	d = append(d, s.caps...)
+	if s.instructions != nil {
+		d = append(append(d, `,"instructions":`...), s.instructions...)
+	}
+	d = append(d, ","+modernListTail+`,"_meta":{`...)
+	d = append(d, s.metaInfo...)
+	s.discover = append(d, "}}"...)
+	return s
+}
+
+// initialize answers a legacy initialize from the lock. The version follows
+// the legacy negotiation: the client's when it is one mcpform speaks (the
+// proxy translates), else the locked one.
+func (s *served) initialize(params []byte) []byte {
+	v := s.legacyVersion
+	if want, ok := stringValue(find(params, "protocolVersion")); ok && slices.Contains(mcp.LegacyVersions, want) {
+		v = want
+	}
+	b := []byte(`{"protocolVersion":`)
+	b = mcp.AppendQuoted(b, v)
+	b = append(append(b, `,"capabilities":`...), s.caps...)
+	b = append(append(b, `,"serverInfo":`...), s.info...)
+	if s.instructions != nil {
+		b = append(append(b, `,"instructions":`...), s.instructions...)
+	}
+	return append(b, '}')
+}
+
+// terminal is the end of the chain: the lock answers what it can, the
+// server the rest.
+func (p *proxy) terminal(ctx context.Context, req *Request) (*Response, error) {
+	switch req.Method {
+	case "initialize":
+		return &Response{Result: p.served.initialize(req.Params), Final: !req.Modern}, nil
+	case "server/discover":
+		return &Response{Result: p.served.discover, Final: true}, nil
+	case "ping":
+		return &Response{Result: []byte("{}")}, nil
+	}
+	if i := slices.Index(mcp.ListMethods[:], req.Method); i >= 0 {
+		if !p.served.has[i] {
+			return rpcError(mcp.CodeMethodNotFound, "the locked server does not support "+req.Method), nil
+		}
+		if find(req.Params, "cursor") != nil {
+			return rpcError(mcp.CodeInvalidParams, "invalid cursor: mcpform serves every list in one page"), nil
+		}
+		era := 0
+		if req.Modern {
+			era = 1
+		}
+		return &Response{Result: p.served.lists[i][era], Final: true}, nil
+	}
+	return p.forward(ctx, req)
+}
+
+// forward sends the request to the server under the proxy's own id.
+func (p *proxy) forward(ctx context.Context, req *Request) (*Response, error) {
+	token := ""
+	if t := find(find(req.Params, "_meta"), "progressToken"); t != nil {
+		token = string(t)
+	}
+	m, err := p.up.call(ctx, req.Method, p.wrapUp(req.Params), token, true, p.opts.RequestTimeout)
+	if err != nil {
+		var te *timeoutError
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.As(err, &te):
+			return rpcError(codeTimeout, te.Error()), nil
+		case errors.Is(err, mcp.ErrServerClosed):
+			return rpcError(mcp.CodeInternalError, "the server exited before it answered"), nil
+		}
+		return rpcError(mcp.CodeInternalError, fmt.Sprintf("could not reach the server: %v", err)), nil
+	}
+	if m.Error != nil {
+		return &Response{Error: m.Error}, nil
+	}
+	return &Response{Result: m.Result}, nil
+}
+
+// shapeResponse appends the response line for resp to a client of req's era.
+// A 2026-07-28 client gets resultType, the locked serverInfo in _meta (never
+// the live one: informational drift stays invisible), and ttlMs/cacheScope
+// where its schema requires them; a legacy client gets none of those.
+// Only the top level of the result is rewritten; the rest is copied.
+func (p *proxy) shapeResponse(b []byte, req *Request, resp *Response) ([]byte, *mcp.RPCError) {
+	res := resp.Result
+	if resp.Final {
+		return appendResponse(b, req.ID, res), nil
+	}
+	if res == nil {
+		res = []byte("{}")
+	}
+	res = oneLine(res)
+	rt := find(res, "resultType")
+	if req.Modern {
+		rtm := []byte(`"resultType":"complete"`)
+		if rt != nil {
+			rtm = append([]byte(`"resultType":`), rt...)
+		}
+		var cache []byte
+		if req.Method == "resources/read" && find(res, "ttlMs") == nil && find(res, "cacheScope") == nil {
+			cache = []byte(`"ttlMs":0,"cacheScope":"private"`)
+		}
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, req.ID.String()...)
+		b = append(b, `,"result":`...)
+		b = rewriteObject(b, res, dropShaped, rtm, cache, metaWithout(res, p.served.metaInfo))
+		return append(b, "}\n"...), nil
+	}
+	if !p.modernUp {
+		return appendResponse(b, req.ID, oneLine(res)), nil
+	}
+	if rt != nil && string(rt) != `"complete"` {
+		return b, &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the server asked for more input (resultType " + clipBytes(rt) + "), which mcpform cannot relay to a client of the initialize era"}
+	}
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, req.ID.String()...)
+	b = append(b, `,"result":`...)
+	b = rewriteObject(b, res, dropModern, metaWithout(res))
+	return append(b, "}\n"...), nil
+}
+
+func dropShaped(m member) bool { return m.keyIs("resultType") || m.keyIs("_meta") }
+
+func dropModern(m member) bool {
+	return m.keyIs("resultType") || m.keyIs("_meta") || m.keyIs("ttlMs") || m.keyIs("cacheScope")
+}

@@ -1,0 +1,396 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
+
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/policy"
+)
+
+var update = flag.Bool("update", false, "rewrite the want sections of runtime/testdata/transcripts")
+
+func TestMain(m *testing.M) {
+	if os.Getenv("MCPFORM_RUNTIME_FAKE") == "1" {
+		fakeMain()
+	}
+	os.Exit(m.Run())
+}
+
+// lockFor builds the sealed lock entry a transcript's server is locked as:
+// its surface, with the "lock" overrides applied, started as this test
+// binary re-executed.
+func lockFor(t testing.TB, cfg *fakeConfig, cfgPath, logPath string) *lock.Entry {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &lock.Entry{
+		Command:        []string{exe, cfgPath, logPath},
+		EnvPassthrough: []string{"MCPFORM_RUNTIME_FAKE"},
+		ServerInfo:     json.RawMessage(`{"name":"fake","version":"1.0.0"}`),
+		Instructions:   cfg.Instructions,
+		Capabilities:   defaultCaps(cfg),
+	}
+	if cfg.ServerInfo != nil {
+		e.ServerInfo = cfg.ServerInfo
+	}
+	if cfg.Capabilities != nil {
+		e.Capabilities = cfg.Capabilities
+	}
+	if cfg.Era == "modern" {
+		e.ProtocolVersion = "2026-07-28"
+		e.SupportedVersions = []string{"2026-07-28"}
+	} else {
+		e.ProtocolVersion = "2025-11-25"
+	}
+	tools := cfg.Tools
+	if o := cfg.Lock; o != nil {
+		if o.Tools != nil {
+			tools = o.Tools
+		}
+		if o.Instructions != nil {
+			e.Instructions = o.Instructions
+		}
+		if o.ClientCapabilities != nil {
+			e.Mcpform = &lock.Settings{ClientCapabilities: o.ClientCapabilities}
+		}
+		if o.Sandbox {
+			e.Policy = &policy.Policy{Sandbox: &policy.Sandbox{}}
+		}
+	}
+	lists := [4][]json.RawMessage{tools, cfg.Prompts, cfg.Resources, cfg.ResourceTemplates}
+	for i, k := range lock.Kinds {
+		var items []lock.Item
+		for _, raw := range lists[i] {
+			it, err := lock.NewItem(k, raw)
+			if err != nil {
+				t.Fatalf("lock item: %v", err)
+			}
+			items = append(items, it)
+		}
+		e.SetList(k, items)
+	}
+	if err := e.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func fakeEnv(name string) (string, bool) {
+	if name == "MCPFORM_RUNTIME_FAKE" {
+		return "1", true
+	}
+	return "", false
+}
+
+// session is one proxy run in-process, driven like a client would.
+type session struct {
+	t      testing.TB
+	in     *io.PipeWriter
+	lines  chan []byte
+	got    []string
+	stderr syncBuffer
+	done   chan error
+	audit  string
+	log    string
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startSession writes cfg for the fake server and starts the proxy on it.
+func startSession(t testing.TB, cfgJSON []byte, opts Options) *session {
+	t.Helper()
+	dir := t.TempDir()
+	var cfg fakeConfig
+	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+		t.Fatalf("upstream config: %v", err)
+	}
+	cfgPath := filepath.Join(dir, "upstream.json")
+	logPath := filepath.Join(dir, "upstream.log")
+	if err := os.WriteFile(cfgPath, cfgJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &session{t: t, lines: make(chan []byte, 1024), done: make(chan error, 1), log: logPath, audit: filepath.Join(dir, "audit.jsonl")}
+	audit, err := OpenAudit(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { audit.Close() })
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s.in = inW
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		for sc.Scan() {
+			s.lines <- bytes.Clone(sc.Bytes())
+		}
+		close(s.lines)
+	}()
+	opts.Name = "fake"
+	if opts.Entry == nil {
+		opts.Entry = lockFor(t, &cfg, cfgPath, logPath)
+	}
+	opts.Stdin, opts.Stdout, opts.Stderr = inR, outW, &s.stderr
+	opts.Audit = audit
+	opts.Session = "test-session"
+	opts.LookupEnv = fakeEnv
+	opts.ShutdownGrace = 500 * time.Millisecond
+	go func() {
+		err := Run(context.Background(), opts)
+		outW.Close()
+		s.done <- err
+	}()
+	t.Cleanup(func() { inW.Close() })
+	return s
+}
+
+func (s *session) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatalf("writing to the proxy: %v", err)
+	}
+}
+
+// await collects output lines until the response with id arrives.
+func (s *session) await(id string) {
+	s.t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-s.lines:
+			if !ok {
+				return
+			}
+			s.got = append(s.got, string(l))
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal(l, &m)
+			if m.Method == "" && string(m.ID) == id {
+				return
+			}
+		case <-timeout:
+			s.t.Fatalf("no response with id %s; got so far:\n%s", id, strings.Join(s.got, "\n"))
+		}
+	}
+}
+
+// settle collects output lines for a moment.
+func (s *session) settle(d time.Duration) {
+	t := time.After(d)
+	for {
+		select {
+		case l, ok := <-s.lines:
+			if !ok {
+				return
+			}
+			s.got = append(s.got, string(l))
+		case <-t:
+			return
+		}
+	}
+}
+
+// finish closes the client's input and waits for the proxy to end.
+func (s *session) finish() error {
+	s.in.Close()
+	var err error
+	select {
+	case err = <-s.done:
+	case <-time.After(30 * time.Second):
+		s.t.Fatal("the proxy did not end after the client closed its input")
+	}
+	for l := range s.lines {
+		s.got = append(s.got, string(l))
+	}
+	return err
+}
+
+func TestTranscripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/transcripts/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no transcripts")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			t.Parallel()
+			runTranscript(t, file)
+		})
+	}
+}
+
+func runTranscript(t *testing.T, file string) {
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string][]byte{}
+	for _, f := range ar.Files {
+		sections[f.Name] = f.Data
+	}
+	var opts Options
+	for _, l := range strings.Split(string(ar.Comment), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if !ok {
+			continue
+		}
+		d, _ := time.ParseDuration(strings.TrimSpace(v))
+		switch k {
+		case "request-timeout":
+			opts.RequestTimeout = d
+		case "write-timeout":
+			opts.WriteTimeout = d
+		case "start-timeout":
+			opts.StartTimeout = d
+		case "max-line":
+			fmt.Sscan(strings.TrimSpace(v), &opts.MaxLineSize)
+		}
+	}
+	s := startSession(t, sections["upstream"], opts)
+	for _, line := range strings.Split(string(sections["client"]), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "async "):
+			s.send(strings.TrimPrefix(line, "async "))
+		case strings.HasPrefix(line, "await "):
+			s.await(strings.TrimPrefix(line, "await "))
+		case strings.HasPrefix(line, "sleep "):
+			d, _ := time.ParseDuration(strings.TrimPrefix(line, "sleep "))
+			s.settle(d)
+		case strings.HasPrefix(line, "raw "):
+			// Sent as is, even when it is not JSON.
+			s.send(strings.TrimPrefix(line, "raw "))
+			s.settle(150 * time.Millisecond)
+		default:
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			s.send(line)
+			if json.Unmarshal([]byte(line), &m) == nil && m.ID != nil && m.Method != "" {
+				s.await(string(m.ID))
+			} else {
+				s.settle(150 * time.Millisecond)
+			}
+		}
+	}
+	runErr := s.finish()
+	client := strings.Join(s.got, "\n") + "\n"
+	if runErr != nil {
+		client += "# run: " + firstLine(runErr.Error()) + "\n"
+	} else {
+		client += "# run: ok\n"
+	}
+	upstream, _ := os.ReadFile(s.log)
+	got := map[string]string{
+		"want-client":   client,
+		"want-upstream": string(upstream),
+		"want-stderr":   s.stderr.String(),
+		"want-audit":    auditSummary(t, s.audit),
+	}
+	if *update {
+		for i := range ar.Files {
+			if g, ok := got[ar.Files[i].Name]; ok {
+				ar.Files[i].Data = []byte(g)
+				delete(got, ar.Files[i].Name)
+			}
+		}
+		for _, name := range []string{"want-client", "want-upstream", "want-stderr", "want-audit"} {
+			if g, ok := got[name]; ok {
+				ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(g)})
+			}
+		}
+		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, name := range []string{"want-client", "want-upstream", "want-stderr", "want-audit"} {
+		want, ok := sections[name]
+		if !ok {
+			t.Errorf("missing section %s (run with -update)", name)
+			continue
+		}
+		if d := cmp.Diff(string(want), got[name]); d != "" {
+			t.Errorf("%s mismatch (-want +got):\n%s", name, d)
+		}
+	}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// auditSummary verifies the audit log and returns its records without the
+// fields that change from run to run.
+func auditSummary(t testing.TB, path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := VerifyAudit(f); err != nil {
+		t.Errorf("audit log: %v", err)
+	}
+	data, _ := os.ReadFile(path)
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r map[string]any
+		if json.Unmarshal([]byte(l), &r) != nil {
+			continue
+		}
+		var parts []string
+		for _, k := range []string{"event", "method", "id", "item", "args", "outcome", "detail"} {
+			v, ok := r[k]
+			if !ok {
+				continue
+			}
+			if k == "detail" && r["event"] == "start" {
+				continue
+			}
+			if k == "args" {
+				b, _ := json.Marshal(v)
+				parts = append(parts, "args="+string(b))
+				continue
+			}
+			parts = append(parts, fmt.Sprint(v))
+		}
+		b.WriteString(strings.Join(parts, " | ") + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,311 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+)
+
+// closeGate makes requests wait until the surface has been verified. It is
+// called on the upstream reading goroutine when a list_changed arrives,
+// before any later response from the server is read: no request the client
+// sends after seeing such a response can slip past the check.
+func (p *proxy) closeGate() {
+	if p.gate.Load() == nil {
+		ch := make(chan struct{})
+		p.gate.CompareAndSwap(nil, &ch)
+	}
+}
+
+func (p *proxy) openGate() {
+	if ch := p.gate.Swap(nil); ch != nil {
+		close(*ch)
+	}
+}
+
+// quarantine is the middleware that holds requests while the surface is
+// verified and refuses them all once it drifted.
+func (p *proxy) quarantine(next Handler) Handler {
+	return func(ctx context.Context, req *Request) (*Response, error) {
+		if g := p.gate.Load(); g != nil {
+			t := time.NewTimer(p.opts.StartTimeout + time.Second)
+			select {
+			case <-*g:
+				t.Stop()
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			case <-t.C:
+				return rpcError(codeTimeout, "mcpform is still verifying the server's surface: try again"), nil
+			}
+		}
+		if msg := p.quarantined.Load(); msg != nil {
+			return rpcError(CodeQuarantined, *msg), nil
+		}
+		return next(ctx, req)
+	}
+}
+
+// auditRequests is the outermost middleware: the request is in the audit
+// log before anything else happens to it, and its outcome after.
+func (p *proxy) auditRequests(next Handler) Handler {
+	return func(ctx context.Context, req *Request) (*Response, error) {
+		rec := Record{Event: "request", Method: req.Method, ID: req.ID.String()}
+		if req.HasItem {
+			rec.Item = req.Item
+		}
+		rec.Args = ArgDigests(req.Arguments)
+		if err := p.record(&rec); err != nil {
+			p.logf("%v", err)
+			return rpcError(mcp.CodeInternalError, "mcpform cannot write its audit log, so it lets nothing through"), nil
+		}
+		resp, err := next(ctx, req)
+		local := localMethods[req.Method]
+		out := Record{Event: "result", Method: req.Method, ID: req.ID.String(), Item: rec.Item}
+		switch {
+		case err != nil:
+			out.Outcome = "failed"
+			if errors.Is(err, context.Canceled) {
+				out.Outcome = "cancelled"
+			}
+		case resp.Error != nil:
+			out.Outcome = fmt.Sprintf("error %d", resp.Error.Code)
+		case local:
+			return resp, nil
+		case string(find(resp.Result, "isError")) == "true":
+			out.Outcome = "tool error"
+		default:
+			out.Outcome = "ok"
+		}
+		if err := p.record(&out); err != nil {
+			p.logf("%v", err)
+		}
+		return resp, err
+	}
+}
+
+// setQuarantine records the drift, tells stderr, and refuses every later
+// request.
+func (p *proxy) setQuarantine(why string) {
+	msg := fmt.Sprintf("mcpform quarantined server %q: %s. Run `mcpform plan` to review the change (and `mcpform apply` to accept it)", escape.String(p.name), why)
+	if p.quarantined.CompareAndSwap(nil, &msg) {
+		p.logf("%s", msg)
+		if err := p.record(&Record{Event: "quarantine", Detail: msg}); err != nil {
+			p.logf("%v", err)
+		}
+	}
+}
+
+// call returns the Caller for the proxy's own requests upstream.
+func (p *proxy) caller() mcp.Caller {
+	return p.up.caller(p.wrapUp, p.opts.StartTimeout)
+}
+
+// verifyStart does the handshake in the locked era, lists the live surface
+// and compares it with the lock. Requests wait for it (the gate).
+func (p *proxy) verifyStart(ctx context.Context) {
+	p.verifyHandshake(ctx)
+	// A list_changed that came during the start-up listing is checked
+	// before the gate opens.
+	p.verifyMu.Lock()
+	defer p.verifyMu.Unlock()
+	if p.dirty != [4]bool{} && p.live != nil && p.quarantined.Load() == nil && !p.verifying {
+		p.verifying = true
+		go p.relistLoop()
+		return
+	}
+	if !p.verifying {
+		p.openGate()
+	}
+}
+
+func (p *proxy) verifyHandshake(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.StartTimeout)
+	defer cancel()
+	call := p.caller()
+	var s *mcp.Surface
+	var err error
+	if p.modernUp {
+		var res json.RawMessage
+		res, err = call(ctx, "server/discover", nil)
+		if err == nil {
+			s, err = mcp.SurfaceFromDiscover(res)
+		}
+	} else {
+		params, perr := mcp.InitializeParams(p.entry.ProtocolVersion, p.lockClientCaps())
+		if perr != nil {
+			err = perr
+		} else {
+			var res json.RawMessage
+			res, err = call(ctx, "initialize", params)
+			if err == nil {
+				s, err = mcp.SurfaceFromInitialize(res)
+			}
+			if err == nil {
+				err = p.up.notify("notifications/initialized", nil)
+			}
+		}
+	}
+	if err != nil {
+		if p.serverGone() {
+			return // run reports the exit
+		}
+		era := "the initialize handshake (legacy)"
+		if p.modernUp {
+			era = "server/discover (" + mcp.ModernVersion + ")"
+		}
+		p.setQuarantine(fmt.Sprintf("it no longer answers %s as it was locked: %v", era, err))
+		return
+	}
+	if err := mcp.ListSurface(ctx, call, s, nil); err != nil {
+		if !p.serverGone() {
+			p.setQuarantine(fmt.Sprintf("its surface could not be listed to check it against mcp.lock: %v", err))
+		}
+		return
+	}
+	p.verifyMu.Lock()
+	p.live = s
+	p.verifyMu.Unlock()
+	p.compare(s, "at start")
+}
+
+func (p *proxy) serverGone() bool {
+	select {
+	case <-p.up.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// listChanged schedules a re-listing of the kinds a list_changed names. It
+// runs on the upstream reader and only closes the gate and starts (or
+// extends) the work.
+func (p *proxy) listChanged(kinds [4]bool) {
+	p.closeGate()
+	p.verifyMu.Lock()
+	defer p.verifyMu.Unlock()
+	for i, k := range kinds {
+		p.dirty[i] = p.dirty[i] || k
+	}
+	if p.verifying {
+		return
+	}
+	p.verifying = true
+	go p.relistLoop()
+}
+
+func (p *proxy) relistLoop() {
+	for {
+		p.verifyMu.Lock()
+		kinds := p.dirty
+		p.dirty = [4]bool{}
+		live := p.live
+		if live == nil {
+			// Still starting: verifyStart picks the kinds up when done.
+			p.dirty = kinds
+			p.verifying = false
+			p.verifyMu.Unlock()
+			return
+		}
+		if kinds == [4]bool{} || p.quarantined.Load() != nil {
+			p.verifying = false
+			p.openGate()
+			p.verifyMu.Unlock()
+			return
+		}
+		p.verifyMu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), p.opts.StartTimeout)
+		next := *live
+		err := mcp.ListSurface(ctx, p.caller(), &next, &kinds)
+		cancel()
+		if err != nil {
+			if !p.serverGone() {
+				p.setQuarantine(fmt.Sprintf("after it announced a changed list, its surface could not be listed again: %v", err))
+			}
+			continue
+		}
+		p.verifyMu.Lock()
+		p.live = &next
+		p.verifyMu.Unlock()
+		p.compare(&next, "after list_changed")
+	}
+}
+
+// compare checks a live surface against the lock: definitional drift
+// quarantines, informational drift is logged.
+func (p *proxy) compare(s *mcp.Surface, when string) {
+	live, err := entryFromSurface(s)
+	if err != nil {
+		p.setQuarantine(fmt.Sprintf("its live surface (%s) cannot be checked against mcp.lock: %v", when, err))
+		return
+	}
+	var def, info []string
+	for _, d := range lock.Compare(p.entry, live) {
+		if d.Class == lock.Definitional {
+			def = append(def, describe(d))
+		} else {
+			info = append(info, describe(d))
+		}
+	}
+	if len(info) > 0 {
+		msg := fmt.Sprintf("informational drift %s (the client still sees the locked values): %s", when, strings.Join(info, ", "))
+		p.logf("%s", msg)
+		_ = p.record(&Record{Event: "drift", Outcome: "informational", Detail: msg})
+	}
+	if len(def) > 0 {
+		_ = p.record(&Record{Event: "drift", Outcome: "definitional", Detail: strings.Join(def, ", ")})
+		p.setQuarantine(fmt.Sprintf("its surface drifted from mcp.lock %s: %s", when, strings.Join(def, ", ")))
+	}
+}
+
+func describe(d lock.Drift) string {
+	if d.IsItem() {
+		verb := map[rune]string{'+': "added", '-': "removed", '~': "changed"}[d.Action]
+		return fmt.Sprintf("%s %q %s", d.Kind, escape.String(d.Key), verb)
+	}
+	switch d.Field {
+	case "era":
+		return "protocol era changed"
+	case "instructions":
+		return map[rune]string{'+': "instructions added", '-': "instructions removed", '~': "instructions changed"}[d.Action]
+	}
+	return d.Field + " changed"
+}
+
+// entryFromSurface turns a live surface into a sealed entry to compare.
+func entryFromSurface(s *mcp.Surface) (*lock.Entry, error) {
+	e := &lock.Entry{
+		ProtocolVersion: s.ProtocolVersion,
+		ServerInfo:      s.ServerInfo,
+		Instructions:    s.Instructions,
+		Capabilities:    s.Capabilities,
+	}
+	if s.Era == mcp.EraModern {
+		e.SupportedVersions = append([]string{}, s.SupportedVersions...)
+	}
+	lists := [4][]json.RawMessage{s.Tools, s.Prompts, s.Resources, s.ResourceTemplates}
+	for i, k := range lock.Kinds {
+		items := make([]lock.Item, 0, len(lists[i]))
+		for _, raw := range lists[i] {
+			it, err := lock.NewItem(k, raw)
+			if err != nil {
+				return nil, fmt.Errorf("%s %q: %w", k, escape.String(it.Key), err)
+			}
+			items = append(items, it)
+		}
+		e.SetList(k, items)
+	}
+	if err := e.Seal(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}

@@ -42,7 +42,9 @@ type Event struct {
 	Port   uint16
 	// Addr is the address the proxy connected to ("ip:port"), empty when it
 	// did not connect.
-	Addr    string
+	Addr string
+	// Allowed reports the policy's decision. An allowed connection that
+	// then failed (no address, connection refused) has a Reason too.
 	Allowed bool
 	// Reason says why a connection was refused or failed; empty otherwise.
 	Reason    string

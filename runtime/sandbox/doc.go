@@ -7,6 +7,23 @@
 // runtime/egress on Spec.EgressSocket; cmd/mcpform calls MaybeRunStage
 // first thing in main.
 //
+// # Use
+//
+//	proxy, err := egress.New(policy.Network.Allow, auditEgress) // one proxy per server
+//	l, err := net.Listen("unix", filepath.Join(privateDir, "egress.sock"))
+//	go proxy.Serve(l)
+//	defer proxy.Close()
+//
+//	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+//	cmd.Env = passedThrough // only the lock's envPassthrough
+//	err = sandbox.Command(cmd, sandbox.Spec{
+//		Read: read, Write: write, Tmp: tmp, // expanded, existing
+//		Network: len(policy.Network.Allow) > 0, EgressSocket: l.Addr().String(),
+//		Protect: []string{lockPath, lockDir, auditLog, taintDir, mcpformBinary, home},
+//	})
+//	if err != nil { /* do not start the server: fail closed */ }
+//	err = cmd.Start() // cmd.Process is stage 1; killing it kills the whole sandbox
+//
 // # How a server starts
 //
 // Command turns the server's command into a re-execution of the running
@@ -99,7 +116,11 @@
 //
 // The parent-death signal belongs to the OS thread that started stage 1:
 // start sandboxed commands from ordinary goroutines, not from one that locks
-// its thread and then exits. Command refuses SysProcAttr and ExtraFiles. No
+// its thread and then exits. Command refuses SysProcAttr and ExtraFiles.
+// go-landlock links kernel.org/.../libcap/psx, which with cgo wraps
+// pthread_create; the sandbox never uses its all-threads calls (stage 2
+// restricts one thread and executes), so building with -tags landlocktsync,
+// which drops psx, is safe. No
 // switch weakens the sandbox; if one is ever added its name must contain
 // "Insecure".
 package sandbox

@@ -176,6 +176,8 @@ func TestCommandRefuses(t *testing.T) {
 		"no tmp":                    {},
 		"network without socket":    {Tmp: tmp, Network: true},
 		"write via symlink to home": {Write: []string{symlinkTo(t, home)}, Tmp: tmp, Protect: []string{home}},
+		"egress socket in tmp":      {Tmp: tmp, Network: true, EgressSocket: filepath.Join(tmp, "egress.sock")},
+		"egress socket under write": {Write: []string{home}, Tmp: tmp, Network: true, EgressSocket: filepath.Join(lockDir, "egress.sock")},
 	} {
 		if err := sandbox.Command(selfCommand(t, "true"), spec); err == nil {
 			t.Errorf("%s: Command accepted %+v", name, spec)

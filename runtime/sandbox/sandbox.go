@@ -178,12 +178,21 @@ func checkSpec(spec Spec) error {
 			return err
 		}
 	}
-	protected := make([]string, 0, len(spec.Protect))
+	type guarded struct{ path, what string }
+	var protected []guarded
+	if spec.EgressSocket != "" {
+		// Stage 1 dials this path for the server. Were its directory
+		// writable by the server, it could put a symlink to another socket
+		// (ssh-agent, docker) in its place and reach that through the bridge.
+		d := filepath.Dir(spec.EgressSocket)
+		protected = append(protected, guarded{d, "the egress socket's directory"}, guarded{resolveExisting(d), "the egress socket's directory"})
+	}
 	for _, p := range spec.Protect {
 		if !filepath.IsAbs(p) {
 			return fmt.Errorf("protected path %q is not absolute", p)
 		}
-		protected = append(protected, p, resolveExisting(p))
+		const what = "mcp.lock, its directory, the audit log, the taint state, the mcpform binary or the home directory"
+		protected = append(protected, guarded{p, what}, guarded{resolveExisting(p), what})
 	}
 	writes := append(append([]string(nil), spec.Write...), spec.Tmp)
 	for i, w := range writes {
@@ -196,10 +205,8 @@ func checkSpec(spec Spec) error {
 			return err
 		}
 		for _, p := range protected {
-			for _, cand := range []string{w, real} {
-				if covers(cand, p) {
-					return fmt.Errorf("%s path %q covers protected path %q; name a directory that holds neither mcp.lock, its directory, the audit log, the taint state, the mcpform binary nor your home directory", kind, w, p)
-				}
+			if covers(w, p.path) || covers(real, p.path) {
+				return fmt.Errorf("%s path %q covers %q (%s), which a sandboxed server must not be able to write; name a narrower directory", kind, w, p.path, p.what)
 			}
 		}
 	}

@@ -459,18 +459,30 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at b[i].
+// skipString returns the index after the string starting at b[i]. It
+// jumps from quote to quote (bytes.IndexByte is vectorised) and counts the
+// backslashes before each.
 func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1
 		}
+		j++
 	}
-	return len(b)
 }
+
+// structural marks the bytes skipValue must look at inside a container.
+var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
 
 // skipValue returns the index after the (valid) value starting at b[i].
 func skipValue(b []byte, i int) int {
@@ -483,12 +495,15 @@ func skipValue(b []byte, i int) int {
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
+			if !structural[b[j]] {
+				continue
+			}
 			switch b[j] {
 			case '"':
 				j = skipString(b, j) - 1
 			case '{', '[':
 				depth++
-			case '}', ']':
+			default:
 				depth--
 				if depth == 0 {
 					return j + 1

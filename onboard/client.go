@@ -149,6 +149,9 @@ func DetectClient(path string) (c Client, ok bool) {
 type member struct {
 	Key   string
 	Value json.RawMessage
+	// src marks a value read from a file: written back byte for byte, so
+	// that rewriting a client's file leaves what it does not change alone.
+	src bool
 }
 
 // object decodes a JSON object keeping its keys in file order, which a map
@@ -180,7 +183,7 @@ func object(data []byte) ([]member, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("reading %q: %w", key, err)
 		}
-		out = append(out, member{key, v})
+		out = append(out, member{Key: key, Value: v, src: true})
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -273,8 +272,9 @@ func (p *prober) run(ctx context.Context) (*Surface, error) {
 	return s, nil
 }
 
-// call sends one request, in the 2026-07-28 envelope when modern.
-func (p *prober) call(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (map[string]json.RawMessage, error) {
+// call sends one request, in the 2026-07-28 envelope when modern, and
+// waits at most timeout for its result.
+func (p *prober) call(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
 	if p.modern {
 		var err error
 		params, err = Envelope{ProtocolVersion: ModernVersion, ClientCapabilities: p.spec.ClientCapabilities, ClientInfo: ClientInfo()}.Apply(params)
@@ -291,81 +291,38 @@ func (p *prober) call(ctx context.Context, timeout time.Duration, method string,
 		}
 		return nil, err
 	}
-	var res map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("result is not an object: %w", err)
-	}
-	return res, nil
+	return raw, nil
+}
+
+// caller is call with the per-request timeout, for listWith.
+func (p *prober) caller(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return p.call(ctx, p.spec.RequestTimeout, method, params)
 }
 
 func (p *prober) discover(ctx context.Context, timeout time.Duration) (*Surface, error) {
 	p.stage = "server/discover"
 	p.modern = true
-	res, err := p.call(ctx, timeout, "server/discover", nil)
+	raw, err := p.call(ctx, timeout, "server/discover", nil)
 	if err != nil {
 		p.modern = false
 		return nil, err
 	}
-	if err := resultComplete(res); err != nil {
-		return nil, err
-	}
-	var versions []string
-	if raw, ok := res["supportedVersions"]; !ok || json.Unmarshal(raw, &versions) != nil {
-		return nil, errors.New("DiscoverResult has no supportedVersions list of strings")
-	}
-	found := false
-	for _, v := range versions {
-		found = found || v == ModernVersion
-	}
-	if !found {
-		return nil, fmt.Errorf("DiscoverResult lists %s, not %s", escape.String(strings.Join(versions, ", ")), ModernVersion)
-	}
-	info, err := ResultServerInfo(mustMarshal(res))
-	if err != nil {
-		return nil, fmt.Errorf("DiscoverResult: %w", err)
-	}
-	if info == nil {
-		return nil, fmt.Errorf("DiscoverResult has no serverInfo in _meta (%q)", MetaServerInfo)
-	}
-	s := &Surface{Era: EraModern, ProtocolVersion: ModernVersion, SupportedVersions: versions, ServerInfo: info}
-	if err := s.common(res, "DiscoverResult"); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return SurfaceFromDiscover(raw)
 }
 
 func (p *prober) initialize(ctx context.Context) (*Surface, error) {
 	p.stage = "initialize"
 	p.modern = false
-	caps := p.spec.ClientCapabilities
-	if caps == nil {
-		caps = json.RawMessage("{}")
-	}
-	params, err := json.Marshal(map[string]json.RawMessage{
-		"protocolVersion": mustMarshal(LatestLegacyVersion),
-		"capabilities":    caps,
-		"clientInfo":      ClientInfo(),
-	})
+	params, err := InitializeParams(LatestLegacyVersion, p.spec.ClientCapabilities)
 	if err != nil {
 		return nil, fmt.Errorf("client capabilities: %w", err)
 	}
-	res, err := p.call(ctx, p.spec.RequestTimeout, "initialize", params)
+	raw, err := p.call(ctx, p.spec.RequestTimeout, "initialize", params)
 	if err != nil {
 		return nil, err
 	}
-	var version string
-	if raw, ok := res["protocolVersion"]; !ok || json.Unmarshal(raw, &version) != nil {
-		return nil, errors.New("InitializeResult has no protocolVersion string")
-	}
-	if !isLegacyVersion(version) {
-		return nil, fmt.Errorf("server chose protocol version %q, which mcpform does not speak (want one of %s)", escape.String(version), strings.Join(LegacyVersions, ", "))
-	}
-	info, ok := res["serverInfo"]
-	if !ok || !isObject(info) {
-		return nil, errors.New("InitializeResult has no serverInfo object")
-	}
-	s := &Surface{Era: EraLegacy, ProtocolVersion: version, ServerInfo: info}
-	if err := s.common(res, "InitializeResult"); err != nil {
+	s, err := SurfaceFromInitialize(raw)
+	if err != nil {
 		return nil, err
 	}
 	if err := p.conn.Notify("notifications/initialized", nil); err != nil {
@@ -426,7 +383,7 @@ func (p *prober) list(ctx context.Context, s *Surface) error {
 		p.stage = k.method
 		for attempt := 0; ; attempt++ {
 			before := p.changed[k.changed].Load()
-			items, err := p.listAll(ctx, k)
+			items, err := listWith(ctx, p.caller, k)
 			if err != nil {
 				return err
 			}
@@ -440,64 +397,6 @@ func (p *prober) list(ctx context.Context, s *Surface) error {
 		}
 	}
 	return nil
-}
-
-func (p *prober) listAll(ctx context.Context, k kind) ([]json.RawMessage, error) {
-	var items []json.RawMessage
-	seen := map[string]bool{}
-	cursors := map[string]bool{}
-	cursor := ""
-	for page := 1; ; page++ {
-		var params json.RawMessage
-		if cursor != "" {
-			params = mustMarshal(map[string]string{"cursor": cursor})
-		}
-		res, err := p.call(ctx, p.spec.RequestTimeout, k.method, params)
-		if err != nil {
-			if page > 1 {
-				return nil, fmt.Errorf("page %d: %w", page, err)
-			}
-			return nil, err
-		}
-		if err := resultComplete(res); err != nil {
-			return nil, err
-		}
-		var pageItems []json.RawMessage
-		raw, ok := res[k.field]
-		if !ok || json.Unmarshal(raw, &pageItems) != nil || pageItems == nil {
-			return nil, fmt.Errorf("result has no %q array", k.field)
-		}
-		if len(items)+len(pageItems) > MaxItems {
-			return nil, fmt.Errorf("more than %d %ss: mcpform refuses to lock a surface this large", MaxItems, k.noun)
-		}
-		for _, it := range pageItems {
-			var obj map[string]json.RawMessage
-			var key string
-			if json.Unmarshal(it, &obj) != nil || obj == nil {
-				return nil, fmt.Errorf("a %s that is not an object: %s", k.noun, clip(it))
-			}
-			if json.Unmarshal(obj[k.key], &key) != nil || key == "" {
-				return nil, fmt.Errorf("a %s without a %q string: %s", k.noun, k.key, clip(it))
-			}
-			if seen[key] {
-				return nil, fmt.Errorf("two %ss with %s %q", k.noun, k.key, escape.String(key))
-			}
-			seen[key] = true
-			items = append(items, bytes.Clone(it))
-		}
-		next, err := nextCursor(res)
-		if err != nil {
-			return nil, err
-		}
-		if next == "" {
-			return items, nil
-		}
-		if cursors[next] {
-			return nil, fmt.Errorf("the server repeated the cursor %q: a pagination loop", clip([]byte(next)))
-		}
-		cursors[next] = true
-		cursor = next
-	}
 }
 
 func nextCursor(res map[string]json.RawMessage) (string, error) {

@@ -1,0 +1,65 @@
+package render
+
+import "github.com/mcpform/mcpform/plan"
+
+// summary is the plan's counts, shared by every format so that they agree.
+type summary struct {
+	// Add, Change and Remove count what the lock gains, changes and loses:
+	// each item (tool, prompt, resource, template) once, and each
+	// server-level change (instructions, era, an informational field, a
+	// config change) once.
+	Add, Change, Remove int
+	// Definitional, Informational and Config count the findings by class;
+	// Security counts the security-relevant ones.
+	Definitional, Informational, Config, Security int
+	RequiredBump                                  plan.Grade
+}
+
+func summarize(p *plan.Plan) summary {
+	var s summary
+	s.RequiredBump = p.RequiredBump
+	count := func(a plan.Action) {
+		switch a {
+		case plan.Create:
+			s.Add++
+		case plan.Update:
+			s.Change++
+		case plan.Delete:
+			s.Remove++
+		}
+	}
+	for _, sp := range p.Servers {
+		s.RequiredBump = max(s.RequiredBump, sp.RequiredBump)
+		for _, g := range group(sp) {
+			if g.item == "" {
+				for _, c := range g.changes {
+					count(c.Action)
+				}
+				continue
+			}
+			a := plan.Update
+			for _, c := range g.changes {
+				if c.Addr == g.item {
+					a = c.Action
+				}
+			}
+			count(a)
+		}
+		for _, c := range sp.Changes {
+			switch c.Class {
+			case plan.Definitional:
+				s.Definitional++
+				// Config and informational changes never raise the bump.
+				s.RequiredBump = max(s.RequiredBump, c.Grade)
+			case plan.Informational:
+				s.Informational++
+			case plan.Config:
+				s.Config++
+			}
+			if c.Security {
+				s.Security++
+			}
+		}
+	}
+	return s
+}

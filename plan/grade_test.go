@@ -462,3 +462,20 @@ func BenchmarkDiffSurface(b *testing.B) {
 		}
 	}
 }
+
+func TestRequiredBump(t *testing.T) {
+	tests := []struct {
+		changes []Change
+		want    Grade
+	}{
+		{nil, None},
+		{[]Change{{Class: Config, Grade: Major}, {Class: Informational, Grade: Major}}, None},
+		{[]Change{{Class: Definitional, Grade: Patch}, {Class: Definitional, Grade: Minor}}, Minor},
+		{[]Change{{Class: Definitional, Grade: Major}, {Class: Definitional, Grade: Minor}}, Major},
+	}
+	for _, tt := range tests {
+		if got := RequiredBump(tt.changes); got != tt.want {
+			t.Errorf("RequiredBump(%v) = %v, want %v", tt.changes, got, tt.want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -195,5 +194,3 @@ func (p *proxy) clientResponse(m *mcp.Message) {
 	}
 	sr.ch <- m
 }
-
-var _ = json.RawMessage(nil)

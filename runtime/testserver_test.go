@@ -61,6 +61,8 @@ type lockOverrides struct {
 	Tools              []json.RawMessage `json:"tools"`
 	ClientCapabilities json.RawMessage   `json:"clientCapabilities"`
 	Instructions       *string           `json:"instructions"`
+	ServerInfo         json.RawMessage   `json:"serverInfo"`
+	Era                string            `json:"era"`
 	Sandbox            bool              `json:"sandbox"`
 }
 

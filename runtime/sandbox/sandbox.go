@@ -133,10 +133,16 @@ func build(cmd *exec.Cmd, spec Spec) (stageConfig, []string, error) {
 	}
 	env = withoutEnv(env, envStage, envConfig)
 
+	var writable []string
+	for _, w := range append(append([]string(nil), spec.Write...), spec.Tmp) {
+		if real, err := filepath.EvalSymlinks(w); err == nil {
+			writable = append(writable, real)
+		}
+	}
 	cfg := stageConfig{
 		Path:         path,
 		Args:         args,
-		Rules:        runtimeBase(path, args, env, spec.Protect),
+		Rules:        runtimeBase(path, args, env, spec.Protect, writable),
 		Network:      spec.Network,
 		EgressSocket: spec.EgressSocket,
 	}

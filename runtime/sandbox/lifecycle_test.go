@@ -202,34 +202,3 @@ func symlinkTo(t *testing.T, target string) string {
 	must(t, os.Symlink(target, l))
 	return l
 }
-
-// TestPlantedSymlinkDoesNotWidenGrants: a server that could write W planted
-// W/docs -> ~/.ssh on an earlier run; a later run whose policy reads W/docs
-// must not be granted ~/.ssh.
-func TestPlantedSymlinkDoesNotWidenGrants(t *testing.T) {
-	requireSandbox(t)
-	home, w := tempDir(t), tempDir(t)
-	ssh := filepath.Join(home, ".ssh")
-	must(t, os.MkdirAll(ssh, 0o700))
-	must(t, os.WriteFile(filepath.Join(ssh, "id_rsa"), []byte("private key"), 0o600))
-	must(t, os.Symlink(ssh, filepath.Join(w, "docs")))
-	must(t, os.Symlink(filepath.Join(ssh, "id_rsa"), filepath.Join(w, "server.js")))
-	for name, spec := range map[string]sandbox.Spec{
-		"read path":  {Read: []string{filepath.Join(w, "docs")}, Write: []string{w}, Protect: []string{home}},
-		"write path": {Write: []string{w, filepath.Join(w, "docs")}, Protect: []string{home}},
-	} {
-		cmd := sandboxed(t, selfCommand(t, "readfile", "HT_FILE="+filepath.Join(w, "docs", "id_rsa")), spec)
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "READ failed") {
-			t.Errorf("%s: %v %s", name, err, out)
-		}
-	}
-	// The program's script argument, planted the same way.
-	cmd := selfCommand(t, "readfile", "HT_FILE="+filepath.Join(ssh, "id_rsa"))
-	cmd.Args = append(cmd.Args, filepath.Join(w, "server.js"))
-	cmd = sandboxed(t, cmd, sandbox.Spec{Write: []string{w}, Protect: []string{home}})
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "READ failed") {
-		t.Errorf("script argument: %v %s", err, out)
-	}
-}

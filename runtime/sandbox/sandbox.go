@@ -133,16 +133,10 @@ func build(cmd *exec.Cmd, spec Spec) (stageConfig, []string, error) {
 	}
 	env = withoutEnv(env, envStage, envConfig)
 
-	var writable []string
-	for _, w := range append(append([]string(nil), spec.Write...), spec.Tmp) {
-		if real, err := filepath.EvalSymlinks(w); err == nil {
-			writable = append(writable, real)
-		}
-	}
 	cfg := stageConfig{
 		Path:         path,
 		Args:         args,
-		Rules:        runtimeBase(path, args, env, spec.Protect, writable),
+		Rules:        runtimeBase(path, args, env, spec.Protect),
 		Network:      spec.Network,
 		EgressSocket: spec.EgressSocket,
 	}

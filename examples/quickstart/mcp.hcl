@@ -11,4 +11,9 @@ mcpform {
 server "notes" {
   # argv, run without a shell, from this directory.
   command = ["go", "run", "../servers/notes"]
+
+  # A server sees only the environment variables named here. `go run` needs
+  # its home, path and caches; a name that is not set is simply not passed.
+  timeout = "3m" # the first `go run` compiles the server
+  env     = ["HOME", "PATH", "GOPATH", "GOMODCACHE", "GOCACHE", "GOPROXY", "GOFLAGS"]
 }

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpform/mcpform/policy"
 )
 
 // ProxyAddr is where a sandboxed server with Network set finds the egress
@@ -35,6 +37,49 @@ type Spec struct {
 	// directory, the audit log, the taint state, the mcpform binary, $HOME.
 	// They need not exist.
 	Protect []string
+}
+
+// SpecFromPolicy turns a lock entry's policy.sandbox into a Spec: each
+// path is checked with policy.CheckPath, expanded against home ("~/…") and
+// tmp ("${TMP}…"), and must exist. tmp is the server's fresh private
+// temporary directory. Network is set when network.allow is not empty; the
+// caller then serves egress.New(sb.Network.Allow, …) on a unix socket and
+// sets EgressSocket. home is always protected, besides protect.
+func SpecFromPolicy(sb *policy.Sandbox, home, tmp string, protect []string) (Spec, error) {
+	if sb == nil {
+		return Spec{}, errors.New("no sandbox policy")
+	}
+	if !filepath.IsAbs(home) || !filepath.IsAbs(tmp) {
+		return Spec{}, fmt.Errorf("home %q and tmp %q must be absolute", home, tmp)
+	}
+	spec := Spec{Tmp: tmp, Network: len(sb.Network.Allow) > 0, Protect: append([]string{home}, protect...)}
+	expand := func(kind string, in []string) ([]string, error) {
+		var out []string
+		for _, p := range in {
+			if err := policy.CheckPath(p); err != nil {
+				return nil, fmt.Errorf("filesystem.%s: %w", kind, err)
+			}
+			e := policy.ExpandPath(p, home, tmp)
+			if _, err := os.Stat(e); err != nil {
+				return nil, fmt.Errorf("filesystem.%s path %q (%s): %w", kind, p, e, err)
+			}
+			out = append(out, e)
+		}
+		return out, nil
+	}
+	var err error
+	if spec.Read, err = expand("read", sb.Filesystem.Read); err != nil {
+		return Spec{}, err
+	}
+	if spec.Write, err = expand("write", sb.Filesystem.Write); err != nil {
+		return Spec{}, err
+	}
+	for _, a := range sb.Network.Allow {
+		if _, err := policy.ParseHostPort(a); err != nil {
+			return Spec{}, fmt.Errorf("network.allow: %w", err)
+		}
+	}
+	return spec, nil
 }
 
 // Marker environment variables of the re-executed stages. They never reach
@@ -133,10 +178,16 @@ func build(cmd *exec.Cmd, spec Spec) (stageConfig, []string, error) {
 	}
 	env = withoutEnv(env, envStage, envConfig)
 
+	var writable []string
+	for _, w := range append(append([]string(nil), spec.Write...), spec.Tmp) {
+		if real, err := filepath.EvalSymlinks(w); err == nil {
+			writable = append(writable, real)
+		}
+	}
 	cfg := stageConfig{
 		Path:         path,
 		Args:         args,
-		Rules:        runtimeBase(path, args, env, spec.Protect),
+		Rules:        runtimeBase(path, args, env, spec.Protect, writable),
 		Network:      spec.Network,
 		EgressSocket: spec.EgressSocket,
 	}

@@ -45,6 +45,11 @@ func InstallModules(ctx context.Context, dir string, opts InstallOptions) ([]Man
 	l := &loader{fs: osFS{}, root: dir, files: map[string][]byte{}}
 	old := l.readManifest()
 	diags := l.mdiags
+	for _, d := range diags {
+		// init is the cure for a broken manifest: start afresh.
+		d.Severity = hcl.DiagWarning
+		d.Detail = strings.TrimSuffix(d.Detail, ` Run "mcpform init" to fetch the modules again.`) + " Every git module is fetched again."
+	}
 	inst := &installer{l: l, opts: opts, ctx: ctx, old: old}
 	root, d := l.parseModule(dir, nil)
 	diags = append(diags, d...)

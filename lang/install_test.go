@@ -150,6 +150,17 @@ module "github" {
 		t.Errorf("second init log = %q, want already fetched", log.String())
 	}
 
+	// A broken manifest: Load says to run init; init starts afresh.
+	manifestFile := filepath.Join(root, ".mcpform", "modules", "modules.json")
+	os.WriteFile(manifestFile, []byte("{not json"), 0o644)
+	if _, diags := Load(root, Options{}); !strings.Contains(diags.Error(), "Invalid module manifest") {
+		t.Errorf("broken manifest: %v", diags)
+	}
+	if _, _, diags := InstallModules(context.Background(), root, InstallOptions{}); diags.HasErrors() || len(diags) != 1 {
+		t.Errorf("init over a broken manifest: %v", diags)
+	}
+	mustLoad(t, root, Options{})
+
 	// A new tag: Load notices the source changed; init fetches it.
 	v2 := repo.commit("v2.0.0", map[string]string{"github/ci/mcp.hcl": `server "runs2" { command = ["node", "runs2.js"] }`})
 	source2 := strings.Replace(source, "v1.0.0", "v2.0.0", 1)

@@ -202,3 +202,76 @@ func symlinkTo(t *testing.T, target string) string {
 	must(t, os.Symlink(target, l))
 	return l
 }
+
+// TestPlantedSymlinkDoesNotWidenGrants: a server that could write W planted
+// W/docs -> ~/.ssh on an earlier run; a later run whose policy reads W/docs
+// must not be granted ~/.ssh.
+func TestPlantedSymlinkDoesNotWidenGrants(t *testing.T) {
+	requireSandbox(t)
+	home, w := tempDir(t), tempDir(t)
+	ssh := filepath.Join(home, ".ssh")
+	must(t, os.MkdirAll(ssh, 0o700))
+	must(t, os.WriteFile(filepath.Join(ssh, "id_rsa"), []byte("private key"), 0o600))
+	must(t, os.Symlink(ssh, filepath.Join(w, "docs")))
+	must(t, os.Symlink(filepath.Join(ssh, "id_rsa"), filepath.Join(w, "server.js")))
+	for name, spec := range map[string]sandbox.Spec{
+		"read path":  {Read: []string{filepath.Join(w, "docs")}, Write: []string{w}, Protect: []string{home}},
+		"write path": {Write: []string{w, filepath.Join(w, "docs")}, Protect: []string{home}},
+	} {
+		cmd := sandboxed(t, selfCommand(t, "readfile", "HT_FILE="+filepath.Join(w, "docs", "id_rsa")), spec)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "READ failed") {
+			t.Errorf("%s: %v %s", name, err, out)
+		}
+	}
+	// The program's script argument, planted the same way.
+	cmd := selfCommand(t, "readfile", "HT_FILE="+filepath.Join(ssh, "id_rsa"))
+	cmd.Args = append(cmd.Args, filepath.Join(w, "server.js"))
+	cmd = sandboxed(t, cmd, sandbox.Spec{Write: []string{w}, Protect: []string{home}})
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "READ failed") {
+		t.Errorf("script argument: %v %s", err, out)
+	}
+}
+
+// launcher stands in for mcpform: it starts a sandboxed "spawn" server that
+// keeps a grandchild, relays its output, and waits.
+func launcher() int {
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe)
+	cmd.Env = []string{"SANDBOXTEST_MODE=spawn", "SPAWN_WAIT=1", "HT_WRITE=" + os.Getenv("HT_WRITE")}
+	cmd.Stdout = os.Stdout
+	cmd.Stderr = os.Stderr
+	if err := sandbox.Command(cmd, sandbox.Spec{Write: []string{os.Getenv("HT_WRITE")}, Tmp: os.Getenv("HT_TMP")}); err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	if err := cmd.Run(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// TestLauncherDeathKillsSandbox: when mcpform dies (SIGKILL, no cleanup),
+// the parent-death signal kills stage 1 and with it the whole sandbox.
+func TestLauncherDeathKillsSandbox(t *testing.T) {
+	requireSandbox(t)
+	dir := tempDir(t)
+	cmd := selfCommand(t, "launcher", "HT_WRITE="+dir, "HT_TMP="+tempDir(t))
+	r, w, _ := os.Pipe()
+	cmd.Stdout = w
+	must(t, cmd.Start())
+	w.Close()
+	buf := make([]byte, 64)
+	n, _ := r.Read(buf)
+	if !strings.Contains(string(buf[:n]), "grandchild ready") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("launcher said %q", buf[:n])
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !lockFree(t, dir, 2*time.Second) {
+		t.Fatal("ESCAPE: the sandbox survived the death of its launcher")
+	}
+}

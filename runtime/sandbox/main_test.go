@@ -33,6 +33,15 @@ func helper(mode string) int {
 		return hostile()
 	case "nonet":
 		return nonet()
+	case "readfile":
+		if b, err := os.ReadFile(os.Getenv("HT_FILE")); err != nil {
+			os.Stdout.WriteString("READ failed: " + err.Error() + "\n")
+		} else {
+			os.Stdout.WriteString("READ ok: " + string(b) + "\n")
+		}
+		return 0
+	case "launcher":
+		return launcher()
 	case "x32":
 		return x32()
 	case "spawn":

@@ -40,7 +40,7 @@ type ServerSpec struct {
 
 	Timeout         time.Duration // overall probe timeout, default DefaultTimeout
 	RequestTimeout  time.Duration // per request, default Timeout
-	DiscoverTimeout time.Duration // unanswered server/discover means legacy; default min(10s, RequestTimeout, Timeout/2)
+	DiscoverTimeout time.Duration // unanswered server/discover means legacy; default min(RequestTimeout, Timeout/2)
 	ShutdownGrace   time.Duration // each shutdown step, default DefaultShutdownGrace
 	MaxLineSize     int           // per message, default DefaultMaxLineSize
 
@@ -61,7 +61,10 @@ func (s ServerSpec) withDefaults() ServerSpec {
 		s.RequestTimeout = s.Timeout
 	}
 	if s.DiscoverTimeout <= 0 {
-		s.DiscoverTimeout = min(10*time.Second, s.RequestTimeout, s.Timeout/2)
+		// Half the probe's time: a server started through `go run` or npx
+		// may take many seconds to read its first line, and a silent
+		// server/discover must not be mistaken for a legacy server then.
+		s.DiscoverTimeout = min(s.RequestTimeout, s.Timeout/2)
 	}
 	if s.Name == "" && len(s.Command) > 0 {
 		s.Name = s.Command[0]

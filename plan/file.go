@@ -120,8 +120,14 @@ func ReadFile(path string) (*Plan, error) {
 	if len(p.PlannedLock) == 0 {
 		return nil, fmt.Errorf("%s holds no planned lock (the plan had errors): fix them and run mcpform plan -out again", path)
 	}
-	if _, err := lock.Parse(p.PlannedLock); err != nil {
+	planned, err := lock.Parse(p.PlannedLock)
+	if err != nil {
 		return nil, fmt.Errorf("the lock planned in %s does not verify: %w", path, err)
+	}
+	// The plan file re-indents the embedded lock; restore the bytes apply
+	// will write.
+	if p.PlannedLock, err = lock.Marshal(planned); err != nil {
+		return nil, fmt.Errorf("the lock planned in %s: %w", path, err)
 	}
 	return p, nil
 }

@@ -55,9 +55,16 @@ var commands = map[string]command{
 	"audit":    {"Check the audit log's hash chain: audit verify [FILE]", runAudit},
 	"verify":   {"Probe locked servers and fail on drift from mcp.lock (the CI gate)", runVerify},
 	"show":     {"Print mcp.lock for humans", runShow},
+	"plan":     {"Probe servers and show how they differ from mcp.lock", runPlan},
+	"apply":    {"Write a reviewed plan to mcp.lock", runApply},
 	"validate": {"Check mcp.hcl: syntax, types, references, modules, policy", runValidate},
 	"fmt":      {"Rewrite mcp.hcl files in the canonical style", runFmt},
 	"init":     {"Fetch git modules into .mcpform/modules", runInit},
+
+	// Onboarding: from a client's configuration to mcp.hcl and back.
+	"import":        {"Write mcp.hcl from an MCP client's configuration (Claude, VS Code, Cursor)", runImport},
+	"client-config": {"Print or -write the client configuration that launches mcpform run", runClientConfig},
+	"completion":    {"Print a bash or zsh completion script", runCompletion},
 }
 
 func run(ctx context.Context, args []string, io *stdio) int {

@@ -201,11 +201,11 @@ func printVerify(w io.Writer, reports []serverReport, code int) {
 	fmt.Fprintln(w)
 	switch code {
 	case verifyInSync:
-		fmt.Fprintf(w, "Verify passed: %d servers match mcp.lock.\n", len(reports))
+		fmt.Fprintf(w, "Verify passed: mcp.lock matches %s.\n", plural(len(reports), "server", "servers"))
 	case verifyDrift:
-		fmt.Fprintf(w, "Verify failed: %d of %d servers drifted from the lock. Run mcpform plan to review the changes.\n", drifted, len(reports))
+		fmt.Fprintf(w, "Verify failed: %d of %s drifted from the lock. Run mcpform plan to review the changes.\n", drifted, plural(len(reports), "server", "servers"))
 	case verifyProbeFailure:
-		fmt.Fprintf(w, "Verify failed: %d of %d servers could not be probed", failed, len(reports))
+		fmt.Fprintf(w, "Verify failed: %d of %s could not be probed", failed, plural(len(reports), "server", "servers"))
 		if drifted > 0 {
 			fmt.Fprintf(w, " and %d drifted", drifted)
 		}
@@ -241,4 +241,11 @@ func writeJSON(w io.Writer, v any) {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

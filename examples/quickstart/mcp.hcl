@@ -12,8 +12,10 @@ server "notes" {
   # argv, run without a shell, from this directory.
   command = ["go", "run", "../servers/notes"]
 
+  # The first `go run` compiles the server: give the probe time.
+  timeout = "3m"
+
   # A server sees only the environment variables named here. `go run` needs
   # its home, path and caches; a name that is not set is simply not passed.
-  timeout = "3m" # the first `go run` compiles the server
-  env     = ["HOME", "PATH", "GOPATH", "GOMODCACHE", "GOCACHE", "GOPROXY", "GOFLAGS"]
+  env = ["HOME", "PATH", "GOPATH", "GOMODCACHE", "GOCACHE", "GOPROXY", "GOFLAGS"]
 }

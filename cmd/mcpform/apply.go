@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mcpform/mcpform/apply"
+	"github.com/mcpform/mcpform/lang"
+	"github.com/mcpform/mcpform/plan"
+	"github.com/mcpform/mcpform/plan/render"
+	"golang.org/x/sys/unix"
+)
+
+type applyFlags struct {
+	configFlags
+	autoApprove bool
+	planFile    string
+}
+
+func parseApplyFlags(args []string, stderr io.Writer) (*applyFlags, error) {
+	f := &applyFlags{}
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.register(fs)
+	fs.BoolVar(&f.autoApprove, "auto-approve", false, "write the lock without asking (for automation after review)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: mcpform apply [flags] [PLANFILE]")
+		fmt.Fprintln(stderr, "\nWith PLANFILE (from mcpform plan -out), writes exactly that plan to mcp.lock and")
+		fmt.Fprintln(stderr, "refuses it if mcp.hcl or the lock changed since. Without, plans, shows the plan")
+		fmt.Fprintln(stderr, "and asks for \"yes\" (refused without a terminal unless -auto-approve).")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		f.planFile = fs.Arg(0)
+	default:
+		fmt.Fprintln(stderr, "mcpform apply takes at most one argument, a saved plan")
+		return nil, fmt.Errorf("arguments")
+	}
+	return f, nil
+}
+
+func runApply(ctx context.Context, io *stdio, args []string) int {
+	f, err := parseApplyFlags(args, io.err)
+	if err != nil {
+		return exitUsage
+	}
+	color := useColor(io, io.out, f.noColor)
+	var p *plan.Plan
+	if f.planFile != "" {
+		if p, err = plan.ReadFile(f.planFile); err != nil {
+			fmt.Fprintf(io.err, "Error: %v\n", err)
+			return exitError
+		}
+		cfg, diags := lang.Load(".", f.options(io))
+		if diags.HasErrors() {
+			lang.WriteDiagnostics(io.err, diags, cfg.Files, color, 0)
+			return exitError
+		}
+		if plan.ConfigDigest(cfg) != p.ConfigDigest {
+			fmt.Fprintf(io.err, "Error: the saved plan is stale: mcp.hcl (or a variable) changed since %s was made; run mcpform plan -out %s again\n", f.planFile, f.planFile)
+			return exitError
+		}
+	} else {
+		var code int
+		if p, code = makePlan(ctx, io, &f.configFlags); p == nil {
+			return code
+		}
+		if err := render.Human(io.out, p, render.Options{Color: color}); err != nil {
+			fmt.Fprintf(io.err, "Error: %v\n", err)
+			return exitError
+		}
+		if errs := p.Errors(); len(errs) > 0 {
+			fmt.Fprintln(io.err, "\nError: the plan has errors; nothing was written.")
+			return exitError
+		}
+		if !p.HasChanges() {
+			return exitOK
+		}
+		if !f.autoApprove {
+			if !isTerminal(io.in) {
+				fmt.Fprintln(io.err, "\nError: apply needs your approval, and there is no terminal to ask on.")
+				fmt.Fprintln(io.err, "Review the plan and run mcpform apply in a terminal, or save it with")
+				fmt.Fprintln(io.err, "mcpform plan -out FILE and apply that file, or pass -auto-approve.")
+				return exitError
+			}
+			fmt.Fprint(io.out, "\nDo you want to write these changes to the lock?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ")
+			answer, _ := bufio.NewReader(io.in).ReadString('\n')
+			if strings.TrimSpace(answer) != "yes" {
+				fmt.Fprintln(io.err, "\nApply cancelled; the lock is unchanged.")
+				return exitError
+			}
+		}
+	}
+	res, err := apply.Apply(p)
+	if err != nil {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return exitError
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(io.out, "Note: %s\n", n)
+	}
+	fmt.Fprintf(io.out, "\nApply complete! Servers: %d added, %d changed, %d removed.\n", res.Added, res.Changed, res.Removed)
+	return exitOK
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

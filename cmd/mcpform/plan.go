@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/mcpform/mcpform/lang"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/plan"
+	"github.com/mcpform/mcpform/plan/render"
+	"github.com/mcpform/mcpform/policy"
+)
+
+// plan's exit codes with -detailed-exitcode (as terraform's).
+const (
+	planNoChanges = 0
+	planChanges   = 2
+)
+
+// configFlags are the flags that shape evaluation of mcp.hcl and probing,
+// shared by plan and apply.
+type configFlags struct {
+	varFlags
+	targets     []string
+	parallelism int
+	noColor     bool
+}
+
+func (c *configFlags) register(fs *flag.FlagSet) {
+	c.varFlags.register(fs)
+	fs.Func("target", "limit to a server, by name or address (repeatable)", func(s string) error {
+		c.targets = append(c.targets, s)
+		return nil
+	})
+	fs.IntVar(&c.parallelism, "parallelism", 10, "how many servers to probe at once")
+	fs.BoolVar(&c.noColor, "no-color", false, "never colour the output")
+}
+
+type planFlags struct {
+	configFlags
+	out              string
+	json             bool
+	markdown         bool
+	detailedExitcode bool
+}
+
+func parsePlanFlags(args []string, stderr io.Writer) (*planFlags, error) {
+	f := &planFlags{}
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.register(fs)
+	fs.StringVar(&f.out, "out", "", "save the plan to FILE for mcpform apply FILE")
+	fs.BoolVar(&f.json, "json", false, "print the plan as JSON (see plan/render/JSON.md)")
+	fs.BoolVar(&f.markdown, "markdown", false, "print the plan as markdown, for a pull-request comment")
+	fs.BoolVar(&f.detailedExitcode, "detailed-exitcode", false, "exit 0 without changes, 1 on error, 2 with changes")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: mcpform plan [flags]")
+		fmt.Fprintln(stderr, "\nProbes every server of mcp.hcl and shows how the configuration and each live")
+		fmt.Fprintln(stderr, "surface differ from mcp.lock. Writes nothing but the -out file.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcpform plan takes no arguments (got %q); use -target NAME\n", fs.Arg(0))
+		return nil, errors.New("arguments")
+	}
+	if f.json && f.markdown {
+		fmt.Fprintln(stderr, "-json and -markdown cannot be used together")
+		return nil, errors.New("flags")
+	}
+	return f, nil
+}
+
+func runPlan(ctx context.Context, io *stdio, args []string) int {
+	f, err := parsePlanFlags(args, io.err)
+	if err != nil {
+		return exitUsage
+	}
+	p, code := makePlan(ctx, io, &f.configFlags)
+	if p == nil {
+		return code
+	}
+	if f.out != "" {
+		if err := plan.Save(f.out, p); err != nil {
+			fmt.Fprintf(io.err, "Error: %v\n", err)
+			return exitError
+		}
+	}
+	switch {
+	case f.json:
+		err = render.JSON(io.out, p)
+	case f.markdown:
+		err = render.Markdown(io.out, p)
+	default:
+		err = render.Human(io.out, p, render.Options{Color: useColor(io, io.out, f.noColor)})
+		if err == nil && f.out != "" && len(p.Errors()) == 0 {
+			fmt.Fprintf(io.out, "\nSaved the plan to %s. To write exactly this plan to the lock, run:\n    mcpform apply %s\n", f.out, f.out)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return exitError
+	}
+	if len(p.Errors()) > 0 {
+		return exitError
+	}
+	if f.detailedExitcode && p.HasChanges() {
+		return planChanges
+	}
+	return planNoChanges
+}
+
+// makePlan loads mcp.hcl and the lock, probes and diffs. On failure it has
+// printed why and returns a nil plan and the exit code.
+func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, int) {
+	cfg, diags := lang.Load(".", f.options(io))
+	if len(diags) > 0 {
+		lang.WriteDiagnostics(io.err, diags, cfg.Files, useColor(io, io.out, f.noColor), 0)
+	}
+	if diags.HasErrors() {
+		return nil, exitError
+	}
+	current, data, err := readLock(cfg.Lockfile)
+	if err != nil {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return nil, exitError
+	}
+	p, err := plan.Make(ctx, cfg, current, data, plan.Options{
+		Targets:     f.targets,
+		Parallelism: f.parallelism,
+		Progress:    progressTo(io.err),
+		Prepare: func(name string, pol *policy.Policy) (func(*exec.Cmd) (func(), error), error) {
+			return sandboxHook(name, pol, cfg.Lockfile)
+		},
+		LookupEnv: lookupEnv(io),
+	})
+	if err != nil {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return nil, exitError
+	}
+	if err := plan.Finish(p, current, "mcpform "+version); err != nil {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return nil, exitError
+	}
+	return p, exitOK
+}
+
+// readLock returns the verified lock and its bytes, or nils when there is
+// no lock yet. A lock that does not verify is an error: plan never builds
+// on a lock it cannot trust.
+func readLock(path string) (*lock.File, []byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	lf, err := lock.Parse(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w\nRestore the lock from version control; mcpform will not plan against a lock it cannot verify", path, err)
+	}
+	return lf, data, nil
+}
+
+// lookupEnv gives servers the values of the names they pass through. An
+// empty value counts as unset.
+func lookupEnv(io *stdio) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v := io.getenv(name)
+		return v, v != ""
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"

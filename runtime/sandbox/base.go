@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,8 +43,8 @@ var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/
 //
 // argv is the server's command line with argv[0] resolved to path; env its
 // environment (for a "#!/usr/bin/env node" interpreter lookup); protect the
-// paths a program root may never cover.
-func runtimeBase(path string, argv, env, protect []string) []pathRule {
+// paths a program root may never cover; writable the resolved write paths.
+func runtimeBase(path string, argv, env, protect, writable []string) []pathRule {
 	var rules []pathRule
 	for _, d := range systemDirs {
 		rules = append(rules, pathRule{d, accessExec})
@@ -55,7 +56,7 @@ func runtimeBase(path string, argv, env, protect []string) []pathRule {
 		rules = append(rules, pathRule{f, accessDev})
 	}
 	rules = append(rules, pathRule{"/proc", accessRead})
-	for _, r := range programRoots(path, argv, env, protect) {
+	for _, r := range programRoots(path, argv, env, protect, writable) {
 		rules = append(rules, pathRule{r, accessExec})
 	}
 	return rules
@@ -78,8 +79,10 @@ func runtimeBase(path string, argv, env, protect []string) []pathRule {
 // file. The file itself is granted even when protected (the mcpform binary
 // may be the server): read and execute, never write.
 // Everything else a server needs (its project directory, caches) must be
-// listed in filesystem.read.
-func programRoots(path string, argv, env, protect []string) []string {
+// listed in filesystem.read. A program file whose path resolves through a
+// write path is not granted at all: the server could have replaced it with
+// a symlink to anything (and nothing writable is executable anyway).
+func programRoots(path string, argv, env, protect, writable []string) []string {
 	var files []string
 	files = append(files, path)
 	if interp := shebang(path, env); interp != "" {
@@ -115,6 +118,9 @@ func programRoots(path string, argv, env, protect []string) []string {
 		roots = append(roots, r)
 	}
 	for _, f := range files {
+		if throughWritable(f, writable) {
+			continue
+		}
 		for _, cand := range []string{f, resolveExisting(f)} {
 			if nm := outermostNodeModules(cand); nm != "" {
 				add(resolveExisting(nm), true)
@@ -203,4 +209,63 @@ func lookPath(name string, env []string) string {
 		}
 	}
 	return ""
+}
+
+// lookupDirs returns every directory in which a name is looked up while
+// resolving p, following symlinks the way the kernel does (a relative
+// target continues from the symlink's directory, ".." from the directory
+// reached so far). The sandbox uses it to skip a grant whose resolution
+// passes through a directory the server can write: a symlink the server
+// planted there during an earlier run must not widen what it gets now.
+func lookupDirs(p string) ([]string, error) {
+	var dirs []string
+	cur := "/"
+	rest := strings.Split(p, "/") // not Cleaned: ".." after a symlink is the kernel's to resolve
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		dirs = append(dirs, cur)
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return dirs, err
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return dirs, fmt.Errorf("resolving %q: too many levels of symbolic links", p)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return dirs, err
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return dirs, nil
+}
+
+// throughWritable reports whether resolving p looks a name up inside one of
+// the (resolved) writable directories.
+func throughWritable(p string, writable []string) bool {
+	dirs, _ := lookupDirs(p)
+	for _, d := range dirs {
+		for _, w := range writable {
+			if covers(w, d) {
+				return true
+			}
+		}
+	}
+	return false
 }

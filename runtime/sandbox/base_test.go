@@ -52,7 +52,7 @@ func TestProgramRoots(t *testing.T) {
 		{"venv at home", homeTool, []string{"tool"}, []string{homeTool}, []string{filepath.Join(d, "home")}},
 		{"script argument", fakeNode, []string{"node", "--enable-x", plain, "more.js"}, []string{fakeNode, plain}, []string{filepath.Join(d, "srv")}},
 	} {
-		got := programRoots(tc.path, tc.argv, env, []string{filepath.Join(d, "home")})
+		got := programRoots(tc.path, tc.argv, env, []string{filepath.Join(d, "home")}, []string{filepath.Join(d, "w")})
 		for _, w := range tc.want {
 			if !slices.Contains(got, w) {
 				t.Errorf("%s: roots %q lack %q", tc.name, got, w)
@@ -73,5 +73,39 @@ func TestSeccompFilterAssembles(t *testing.T) {
 	}
 	if len(prog) < 50 || len(prog) > 200 {
 		t.Errorf("filter has %d instructions", len(prog))
+	}
+}
+
+func TestThroughWritable(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"w", "ro/sub", "secret"} {
+		if err := os.MkdirAll(filepath.Join(d, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, name string) {
+		if err := os.Symlink(target, filepath.Join(d, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(filepath.Join(d, "secret"), "w/planted")   // absolute, inside w
+	link("../w/planted", "ro/hop")                  // relative, through w
+	link(filepath.Join(d, "ro/sub"), "w/../ro/ok2") // made in ro, pointing within ro
+	writable := []string{filepath.Join(d, "w")}
+	for p, want := range map[string]bool{
+		filepath.Join(d, "w"):         false, // the write path itself
+		filepath.Join(d, "w/planted"): true,
+		filepath.Join(d, "ro/hop"):    true, // hides the hop through w
+		filepath.Join(d, "ro/sub"):    false,
+		filepath.Join(d, "ro/ok2"):    false,
+		d + "/w/planted/../ro":        true, // ".." after the planted symlink
+	} {
+		if got := throughWritable(p, writable); got != want {
+			dirs, err := lookupDirs(p)
+			t.Errorf("throughWritable(%s) = %v, want %v (lookups in %q, %v)", p, got, want, dirs, err)
+		}
 	}
 }

@@ -71,6 +71,15 @@
 //   - scoping (ABI 6+): no signals to, and no abstract unix sockets of,
 //     processes outside the sandbox.
 //
+// A grant whose path resolves through a directory the server can write
+// (checked name by name, following symlinks as the kernel does) is dropped:
+// inside a write path it is redundant, and through one it may follow a
+// symlink the server planted on an earlier run (W/docs -> ~/.ssh). The
+// same holds for program files named by a path through a write path. The
+// check runs in stage 2 just before the ruleset opens the paths; a sibling
+// sandbox sharing the write path could still race it, so policies should
+// not nest read paths inside write paths.
+//
 // Landlock's domain check also covers ptrace access, so the server can
 // neither trace stage 1 nor read its /proc/1/environ.
 //

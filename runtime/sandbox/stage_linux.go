@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -272,7 +273,21 @@ func landlockRules(cfg stageConfig) (landlock.Config, []landlock.Rule, error) {
 		p, _ := strconv.Atoi(port)
 		rules = append(rules, landlock.ConnectTCP(uint16(p)))
 	}
+	// A grant whose path resolves through a writable directory is skipped:
+	// it is either redundant (inside a write path anyway) or goes through a
+	// symlink the server could have planted on an earlier run.
+	var writable []string
 	for _, r := range cfg.Rules {
+		if r.Access == accessWrite {
+			if real, err := filepath.EvalSymlinks(r.Path); err == nil {
+				writable = append(writable, real)
+			}
+		}
+	}
+	for _, r := range cfg.Rules {
+		if throughWritable(r.Path, writable) {
+			continue
+		}
 		var rights landlock.AccessFSSet
 		optional := false
 		switch r.Access {

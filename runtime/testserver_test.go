@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +57,9 @@ type fakeConfig struct {
 	ResourceTemplates []json.RawMessage `json:"resourceTemplates"`
 	Lock              *lockOverrides    `json:"lock"`
 	Rules             []*fakeRule       `json:"rules"`
+	// ChildPIDFile: start a long-lived child in the server's process group
+	// and write its pid here (the proxy must end the whole group).
+	ChildPIDFile string `json:"childPidFile"`
 }
 
 type lockOverrides struct {
@@ -107,6 +112,13 @@ func fakeMain() {
 	s := &fakeServer{cfg: &cfg, out: bufio.NewWriterSize(os.Stdout, 64<<10), waiting: map[string]chan json.RawMessage{}}
 	if len(os.Args) > 2 && os.Args[2] != "" {
 		s.log, _ = os.OpenFile(os.Args[2], os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	}
+	if cfg.ChildPIDFile != "" {
+		// The server gets no PATH (only named variables pass): an absolute path.
+		child := exec.Command("/bin/sleep", "3600")
+		if err := child.Start(); err == nil {
+			os.WriteFile(cfg.ChildPIDFile, []byte(strconv.Itoa(child.Process.Pid)), 0o644)
+		}
 	}
 	fmt.Fprintln(os.Stderr, "fake server ready\x1b[31m")
 	s.serve(os.Stdin)

@@ -1,0 +1,133 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const echoTools = `"tools": [{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]`
+
+// A server that stops reading its input must not wedge the client: every
+// request is answered (with an error) within the timeouts, and ping, which
+// the proxy answers itself, stays fast throughout.
+func TestHostileServerStopsReading(t *testing.T) {
+	cfg := `{"era": "legacy", "rules": [{"on": "tools/call", "do": "stop-reading"}], ` + echoTools + `}`
+	s := startSession(t, []byte(cfg), Options{WriteTimeout: 300 * time.Millisecond, RequestTimeout: time.Second, MaxInFlight: 400})
+	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	s.await(`"init"`)
+	big := strings.Repeat("x", 32<<10)
+	const n = 350 // enough to fill the pipe (64 KiB) and the proxy's queue (256)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, i, big))
+	}
+	pingStart := time.Now()
+	s.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	s.await(`"ping"`)
+	if d := time.Since(pingStart); d > 500*time.Millisecond {
+		t.Errorf("ping took %v while the server was stalled", d)
+	}
+	for i := 0; i < n; i++ {
+		s.await(strconv.Itoa(i))
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("answering %d requests to a stalled server took %v", n, d)
+	}
+	errs := 0
+	for _, l := range s.got {
+		if strings.Contains(l, `"error"`) {
+			errs++
+		}
+	}
+	if errs < n {
+		t.Errorf("%d of %d requests to a stalled server got an error; want all", errs, n)
+	}
+	if !strings.Contains(strings.Join(s.got, "\n"), "has not read its input") {
+		t.Errorf("no request failed for the stalled input; got:\n%.2000s", strings.Join(s.got, "\n"))
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.finish() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the proxy did not end after the client closed its input")
+	}
+}
+
+// When the client closes its input the server's whole process group ends,
+// including children the server started.
+func TestClientEOFEndsProcessGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	cfg, _ := json.Marshal(map[string]any{"era": "legacy", "childPidFile": pidFile, "tools": []json.RawMessage{json.RawMessage(`{"name":"echo","inputSchema":{"type":"object"}}`)}})
+	s := startSession(t, cfg, Options{})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	s.await("1")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(data))
+	if err := s.finish(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the server's child %d still runs after the client closed its input", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A flood of list_changed notifications with a stable surface neither
+// quarantines nor wedges the proxy: re-verifications are coalesced.
+func TestHostileListChangedFlood(t *testing.T) {
+	send := make([]json.RawMessage, 200)
+	for i := range send {
+		send[i] = json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	}
+	cfg, _ := json.Marshal(map[string]any{"era": "legacy", "rules": []any{map[string]any{"on": "tools/call", "do": "send", "send": send}},
+		"tools": []json.RawMessage{json.RawMessage(`{"name":"echo","inputSchema":{"type":"object"}}`)}})
+	s := startSession(t, cfg, Options{})
+	for i := 0; i < 20; i++ {
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, i))
+		s.await(strconv.Itoa(i))
+	}
+	for _, l := range s.got {
+		if strings.Contains(l, "-32002") || strings.Contains(l, `"error"`) {
+			t.Fatalf("unexpected error under a list_changed flood: %s", l)
+		}
+	}
+	if err := s.finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A client's "_meta" spelled with escapes, carrying its own envelope keys,
+// must not give the server a second _meta or a second protocol version.
+func TestEscapedMetaIsNotSmuggled(t *testing.T) {
+	cfg := `{"era": "modern", ` + echoTools + `}`
+	s := startSession(t, []byte(cfg), Options{})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{},"\u005fmeta":{"io.modelcontextprotocol\/protocolVersion":"1999-01-01","x":1}}}`)
+	s.await("1")
+	if err := s.finish(); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(s.log)
+	for _, l := range strings.Split(strings.TrimSpace(string(log)), "\n") {
+		if !strings.Contains(l, "tools/call") {
+			continue
+		}
+		if strings.Contains(l, "1999") || strings.Count(l, "meta") != 1 {
+			t.Errorf("the server got a smuggled envelope: %s", l)
+		}
+	}
+}

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 
 	"github.com/mcpform/mcpform/runtime/sandbox"
@@ -38,5 +41,32 @@ func TestScripts(t *testing.T) {
 			e.Setenv("NO_COLOR", "1")
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits": cmdExits,
+		},
 	})
+}
+
+// cmdExits runs a command and checks its exact exit code, which `exec` and
+// `! exec` cannot tell apart: `exits 2 mcpform plan -detailed-exitcode`.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: %q is not an exit code", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
 }

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/onboard"
+)
+
+type clientConfigFlags struct {
+	client  onboard.Client
+	lock    string
+	write   bool
+	file    string
+	mcpform string
+	names   []string
+}
+
+func parseClientConfigFlags(args []string, stderr io.Writer) (*clientConfigFlags, error) {
+	f := &clientConfigFlags{}
+	var client string
+	fs := flag.NewFlagSet("client-config", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&client, "client", string(onboard.ClaudeDesktop), "the client: claude (Claude Desktop), claude-code, vscode or cursor")
+	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock whose servers the client should launch")
+	fs.BoolVar(&f.write, "write", false, "update the client's file in place (shows the diff, keeps a backup FILE.bak-TIME)")
+	fs.StringVar(&f.file, "file", "", "the client file -write updates (default: the client's usual file)")
+	fs.StringVar(&f.mcpform, "mcpform", "", "the mcpform binary the client launches (default: this one)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: mcpform client-config [-client NAME] [-lock FILE] [-write] [-file PATH] [-mcpform PATH] [NAME...]")
+		fmt.Fprintln(stderr, "\nPrints the client configuration that launches `mcpform run -lock LOCK NAME` for every locked")
+		fmt.Fprintln(stderr, "server (or the NAMEs), with absolute paths, ready to paste. With -write it updates the client's")
+		fmt.Fprintln(stderr, "file instead: it shows the diff, keeps a backup and replaces only the entries with the same")
+		fmt.Fprintln(stderr, "names, keeping their env; every other key and server stays as it was.")
+		fmt.Fprintln(stderr, "\nUsual files: claude ~/.config/Claude/claude_desktop_config.json (Linux) or")
+		fmt.Fprintln(stderr, "~/Library/Application Support/Claude/claude_desktop_config.json (macOS); claude-code ./.mcp.json;")
+		fmt.Fprintln(stderr, "vscode ./.vscode/mcp.json; cursor ./.cursor/mcp.json.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	c, err := onboard.ParseClient(client)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpform client-config: -client: %v\n", err)
+		return nil, err
+	}
+	f.client = c
+	if f.file != "" && !f.write {
+		fmt.Fprintln(stderr, "mcpform client-config: -file is the file -write updates; add -write")
+		return nil, errors.New("-file without -write")
+	}
+	f.names = fs.Args()
+	return f, nil
+}
+
+func runClientConfig(_ context.Context, io *stdio, args []string) int {
+	f, err := parseClientConfigFlags(args, io.err)
+	if err != nil {
+		return exitUsage
+	}
+	lf, err := lock.Load(f.lock)
+	if err != nil {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return exitError
+	}
+	names, err := selectServers(lf, f.names)
+	if err != nil {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return exitError
+	}
+	lockPath, err := filepath.Abs(f.lock)
+	if err != nil {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return exitError
+	}
+	bin, err := mcpformBinary(f.mcpform, io.err)
+	if err != nil {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return exitError
+	}
+	launches := onboard.Launches(bin, lockPath, names)
+	for _, n := range names {
+		if env := lf.Servers[n].EnvPassthrough; len(env) > 0 {
+			fmt.Fprintf(io.err, "Note: %s reads %s from the environment: the client must start mcpform with %s set (an env block in the entry, or the client's own environment).\n",
+				n, strings.Join(env, ", "), map[bool]string{true: "it", false: "them"}[len(env) == 1])
+		}
+	}
+
+	env := machineEnv(io)
+	if !f.write {
+		io.out.Write(onboard.Snippet(f.client, launches))
+		if dst := onboard.DefaultFile(f.client, env); dst != "" {
+			fmt.Fprintf(io.err, "Paste this into %s (or run with -write), then restart %s.\n", display(dst, env), f.client.Title())
+		}
+		return exitOK
+	}
+
+	file := f.file
+	if file == "" {
+		if file = onboard.DefaultFile(f.client, env); file == "" {
+			fmt.Fprintf(io.err, "Error: cannot tell where %s keeps its configuration here: name the file with -file\n", f.client.Title())
+			return exitError
+		}
+	}
+	current, err := os.ReadFile(file)
+	exists := err == nil
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return exitError
+	}
+	merged, err := onboard.Merge(f.client, current, launches)
+	if err != nil {
+		fmt.Fprintf(io.err, "Error: %s: %v\n", display(file, env), err)
+		return exitError
+	}
+	diff := onboard.Diff(display(file, env), display(file, env)+" (new)", current, merged)
+	if diff == "" {
+		fmt.Fprintf(io.err, "%s is up to date.\n", display(file, env))
+		return exitOK
+	}
+	io.out.Write([]byte(diff))
+	if exists {
+		backup := file + ".bak-" + time.Now().UTC().Format("20060102T150405.000Z")
+		// The client file may hold secrets in env blocks: the backup
+		// gets the file's own permissions.
+		mode := os.FileMode(0o600)
+		if st, err := os.Stat(file); err == nil {
+			mode = st.Mode().Perm()
+		}
+		if err := os.WriteFile(backup, current, mode); err != nil {
+			fmt.Fprintf(io.err, "Error: keeping a backup: %v\n", err)
+			return exitError
+		}
+		fmt.Fprintf(io.err, "Backup: %s\n", display(backup, env))
+	} else if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		fmt.Fprintf(io.err, "Error: %v\n", err)
+		return exitError
+	}
+	if err := writeFileAtomic(file, merged, 0o600); err != nil {
+		fmt.Fprintf(io.err, "Error: writing %s: %v\n", display(file, env), err)
+		return exitError
+	}
+	fmt.Fprintf(io.err, "Updated %s: %d server(s) now launch mcpform run. Restart %s to use them.\n", display(file, env), len(launches), f.client.Title())
+	return exitOK
+}
+
+// mcpformBinary is the absolute path of the mcpform the client should
+// launch: the -mcpform flag, else this binary, except when this binary is a
+// temporary `go run` build that disappears when it exits; then the mcpform
+// on PATH.
+func mcpformBinary(flagValue string, stderr io.Writer) (string, error) {
+	if flagValue != "" {
+		return filepath.Abs(flagValue)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the mcpform binary: %w (name it with -mcpform)", err)
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		if p, err := exec.LookPath("mcpform"); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				fmt.Fprintf(stderr, "Note: this mcpform is a temporary `go run` build; the configuration launches %s from PATH instead.\n", abs)
+				return abs, nil
+			}
+		}
+		fmt.Fprintf(stderr, "Warning: this mcpform is a temporary `go run` build that disappears when it exits: install mcpform (go install github.com/mcpform/mcpform/cmd/mcpform@latest) and run client-config again, or name the binary with -mcpform.\n")
+	}
+	return exe, nil
+}

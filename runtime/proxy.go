@@ -350,6 +350,49 @@ func (p *proxy) readClient() error {
 	}
 }
 
+// newRequest reads what the chain needs from a request: its era (the
+// 2026-07-28 envelope, whose version must be the one mcpform speaks), the
+// client's capabilities, and the item it is about.
+func (p *proxy) newRequest(msg *mcp.Message) (*Request, *mcp.RPCError) {
+	req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Session: p.session, Server: p.name}
+	if meta := find(msg.Params, "_meta"); meta != nil {
+		if v := find(meta, mcp.MetaProtocolVersion); v != nil {
+			if version, _ := stringValue(v); version != mcp.ModernVersion {
+				data := []byte(`{"supported":["` + mcp.ModernVersion + `"],"requested":`)
+				data = append(append(data, oneLine(v)...), '}')
+				return nil, &mcp.RPCError{Code: mcp.CodeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data}
+			}
+			req.Modern = true
+			if caps := find(meta, mcp.MetaClientCapabilities); caps != nil && caps[0] == '{' {
+				p.mu.Lock()
+				if !bytes.Equal(p.clientCaps, caps) {
+					p.clientCaps = bytes.Clone(caps)
+				}
+				p.mu.Unlock()
+			}
+		}
+	}
+	switch msg.Method {
+	case "tools/call", "prompts/get":
+		req.Kind = lock.Tools
+		if msg.Method == "prompts/get" {
+			req.Kind = lock.Prompts
+		}
+		req.Item, req.HasItem = stringValue(find(msg.Params, "name"))
+		req.Arguments = find(msg.Params, "arguments")
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		req.Kind = lock.Resources
+		req.Item, req.HasItem = stringValue(find(msg.Params, "uri"))
+	case "initialize":
+		if caps := find(msg.Params, "capabilities"); caps != nil && caps[0] == '{' {
+			p.mu.Lock()
+			p.clientCaps = bytes.Clone(caps)
+			p.mu.Unlock()
+		}
+	}
+	return req, nil
+}
+
 // clientLine handles one line from the client. It runs on the reading
 // goroutine: anything that may wait (every request but ping) gets its own.
 func (p *proxy) clientLine(line []byte) {
@@ -374,47 +417,14 @@ func (p *proxy) clientLine(line []byte) {
 }
 
 func (p *proxy) clientRequest(msg *mcp.Message) {
-	req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Session: p.session, Server: p.name}
-	if meta := find(msg.Params, "_meta"); meta != nil {
-		if v := find(meta, mcp.MetaProtocolVersion); v != nil {
-			version, _ := stringValue(v)
-			if version != mcp.ModernVersion {
-				data := []byte(`{"supported":["` + mcp.ModernVersion + `"],"requested":`)
-				data = append(append(data, v...), '}')
-				p.writeError(msg.ID, mcp.CodeUnsupportedProtocolVersion, "unsupported protocol version", data)
-				return
-			}
-			req.Modern = true
-			if caps := find(meta, mcp.MetaClientCapabilities); caps != nil && caps[0] == '{' {
-				p.mu.Lock()
-				if !bytes.Equal(p.clientCaps, caps) {
-					p.clientCaps = bytes.Clone(caps)
-				}
-				p.mu.Unlock()
-			}
-		}
+	req, rpcErr := p.newRequest(msg)
+	if rpcErr != nil {
+		p.writeError(msg.ID, rpcErr.Code, rpcErr.Message, rpcErr.Data)
+		return
 	}
 	if msg.Method == "ping" {
 		p.respond(req, &Response{Result: []byte("{}")})
 		return
-	}
-	switch msg.Method {
-	case "tools/call", "prompts/get":
-		req.Kind = lock.Tools
-		if msg.Method == "prompts/get" {
-			req.Kind = lock.Prompts
-		}
-		req.Item, req.HasItem = stringValue(find(msg.Params, "name"))
-		req.Arguments = find(msg.Params, "arguments")
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		req.Kind = lock.Resources
-		req.Item, req.HasItem = stringValue(find(msg.Params, "uri"))
-	case "initialize":
-		if caps := find(msg.Params, "capabilities"); caps != nil && caps[0] == '{' {
-			p.mu.Lock()
-			p.clientCaps = bytes.Clone(caps)
-			p.mu.Unlock()
-		}
 	}
 	select {
 	case p.inflSem <- struct{}{}:

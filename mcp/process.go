@@ -63,8 +63,6 @@ func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 			cmd.Env = append(cmd.Env, name+"="+v)
 		}
 	}
-	setProcessGroup(cmd)
-
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -97,6 +95,9 @@ func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 			return nil, fmt.Errorf("preparing %q: %w", spec.Command[0], err)
 		}
 	}
+	// After Prepare: the sandbox builds its own SysProcAttr (namespaces,
+	// id maps), and the server still gets a process group of its own.
+	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		closeAll()
 		if cleanup != nil {

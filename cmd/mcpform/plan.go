@@ -8,13 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/plan"
 	"github.com/mcpform/mcpform/plan/render"
-	"github.com/mcpform/mcpform/policy"
 )
 
 // plan's exit codes with -detailed-exitcode (as terraform's).
@@ -134,14 +132,14 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, int) 
 		fmt.Fprintf(io.err, "Error: %v\n", err)
 		return nil, exitError
 	}
+	confine := newConfiner(io, cfg.Lockfile, defaultAuditPath(io))
+	defer confine.Close()
 	p, err := plan.Make(ctx, cfg, current, data, plan.Options{
 		Targets:     f.targets,
 		Parallelism: f.parallelism,
 		Progress:    progressTo(io.err),
-		Prepare: func(name string, pol *policy.Policy) (func(*exec.Cmd) (func(), error), error) {
-			return sandboxHook(name, pol, cfg.Lockfile)
-		},
-		LookupEnv: lookupEnv(io),
+		Prepare:     confine.hook,
+		LookupEnv:   lookupEnv(io),
 	})
 	if err != nil {
 		fmt.Fprintf(io.err, "Error: %v\n", err)

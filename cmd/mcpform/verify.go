@@ -103,9 +103,12 @@ func runVerify(ctx context.Context, io *stdio, args []string) int {
 	}
 	var targets []plan.Target
 	var reports []serverReport
+	confine := newConfiner(io, f.lock, defaultAuditPath(io))
+	defer confine.Close()
 	for _, name := range names {
 		t := plan.TargetFromEntry(name, lf.Servers[name], dir)
-		prepare, err := sandboxHook(name, lf.Servers[name].Policy, f.lock)
+		t.LookupEnv = lookupEnv(io)
+		prepare, err := confine.hook(name, lf.Servers[name].Policy)
 		if err != nil {
 			reports = append(reports, serverReport{Name: name, Status: "error", Error: err.Error()})
 			continue

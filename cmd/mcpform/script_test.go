@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -33,12 +34,19 @@ var testCommands = map[string]func(){}
 
 // TestScripts runs the CLI's behaviour specifications in
 // testdata/script/*.txtar. Names start with the subcommand they specify.
+//
+// Scripts reach the real servers through two variables: $NPM_BIN holds the
+// pinned npm reference servers and the inspector (testdata/npm, installed by
+// the test command), $NOTES is the Go SDK notes server, built once here.
 func TestScripts(t *testing.T) {
+	npmBin, notes := realServers(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: false,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("NO_COLOR", "1")
+			e.Setenv("NPM_BIN", npmBin)
+			e.Setenv("NOTES", notes)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -69,4 +77,24 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
+}
+
+// realServers locates the npm servers and builds the Go SDK notes server.
+// Missing npm servers fail the test: they are part of what is tested, and
+// the test command installs them.
+func realServers(t *testing.T) (npmBin, notes string) {
+	t.Helper()
+	npmBin, err := filepath.Abs("../../testdata/npm/node_modules/.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(npmBin, "mcp-server-everything")); err != nil {
+		t.Fatalf("the npm reference servers are not installed (%v): run the README's test command, bash scripts/test.sh", err)
+	}
+	notes = filepath.Join(t.TempDir(), "notes")
+	build := exec.Command("go", "build", "-o", notes, "../../examples/servers/notes")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the Go SDK notes server: %v\n%s", err, out)
+	}
+	return npmBin, notes
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpform/mcpform/runtime/sandbox"
@@ -50,7 +51,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": cmdExits,
+			"exits":   cmdExits,
+			"replace": cmdReplace,
 		},
 	})
 }
@@ -77,6 +79,21 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdReplace edits a file in place, as a user editing mcp.lock by hand
+// would: `replace OLD NEW FILE` replaces the first OLD (which must be there).
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: replace OLD NEW FILE")
+	}
+	path := ts.MkAbs(args[2])
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	if !strings.Contains(string(data), args[0]) {
+		ts.Fatalf("replace: %s has no %q", args[2], args[0])
+	}
+	ts.Check(os.WriteFile(path, []byte(strings.Replace(string(data), args[0], args[1], 1)), 0o644))
 }
 
 // realServers locates the npm servers and builds the Go SDK notes server.

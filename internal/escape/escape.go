@@ -134,3 +134,37 @@ func isClean(s string) bool {
 	}
 	return true
 }
+
+// Visible is for text mcpform wrote itself that may quote server text
+// escaped at its source (an error message with a server's stderr tail): it
+// escapes hidden characters as String does but keeps backslashes, line
+// feeds and tabs, so an escape made at the source is not escaped twice.
+// It is the last line of defence, not a substitute for escaping at the
+// source.
+func Visible(s string) string {
+	clean := true
+	for _, r := range s {
+		if r != '\n' && r != '\t' && (Hidden(r) || r == utf8.RuneError) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x`)
+			b.WriteString(strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
+		case r != '\n' && r != '\t' && Hidden(r):
+			writeU(&b, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}

@@ -43,3 +43,11 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+func TestVisibleKeepsSourceEscapes(t *testing.T) {
+	got := Visible("probing: boom\\u001b[31m\n  | next\u200b\x07")
+	want := "probing: boom\\u001b[31m\n  | next\\u200b\\u0007"
+	if got != want {
+		t.Errorf("Visible = %q, want %q", got, want)
+	}
+}

@@ -75,8 +75,11 @@ func (h *human) plan(p *plan.Plan) {
 	if sum.Security > 0 {
 		h.printf("%s\n", h.pal.security(fmt.Sprintf("%d security-relevant change%s: read them with an attacker in mind.", sum.Security, plural(sum.Security))))
 	}
+	// The errors were shown in full with their servers above; the
+	// summary names each in one line.
 	for _, e := range errs {
-		h.printf("\n%s %s\n", h.pal.red("Error:"), escape.String(e))
+		first, _, _ := strings.Cut(e, "\n")
+		h.printf("\n%s %s\n", h.pal.red("Error:"), escape.Visible(first))
 	}
 }
 
@@ -103,7 +106,7 @@ func (h *human) server(s *plan.ServerPlan) {
 	addr := escape.String(s.Addr)
 	if s.Error != "" {
 		h.printf("  # %s could not be probed; its lock entry is kept:\n", addr)
-		for _, l := range strings.Split(escape.Multiline(s.Error), "\n") {
+		for _, l := range strings.Split(escape.Visible(s.Error), "\n") {
 			h.printf("  #   %s\n", l)
 		}
 	}
@@ -138,7 +141,7 @@ func (h *human) gate(s *plan.ServerPlan) {
 	}
 	h.printf("  # version gate: locked %s, declared %s, required bump %s:\n",
 		orNone(s.LockedVersion), orNone(s.Version), s.RequiredBump)
-	h.printf("  #   %s\n", h.pal.red(escape.String(s.VersionError)))
+	h.printf("  #   %s\n", h.pal.red(escape.Visible(s.VersionError)))
 }
 
 func orNone(s string) string {

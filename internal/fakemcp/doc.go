@@ -31,6 +31,7 @@
 //	  "pageSize": 2,                        // items per page (cursors "page-N"); 0: one page
 //	  "stderr": "starting\n",               // written to stderr at start
 //	  "log": "received.jsonl",              // every line received is appended to this file
+//	  "startDelayMs": 500,                  // sleep this long before reading the first line
 //	  "on": {                               // misbehaviour, by method
 //	    "initialize": {"do": "exit", "status": 3, "text": "boom"},
 //	    "tools/list": {"do": "list-changed", "times": 1}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Spec is the file format described in the package documentation.
@@ -27,6 +28,7 @@ type Spec struct {
 	PageSize          int                      `json:"pageSize"`
 	Stderr            string                   `json:"stderr"`
 	Log               string                   `json:"log"`
+	StartDelayMs      int                      `json:"startDelayMs"`
 	On                map[string]*Misbehaviour `json:"on"`
 }
 
@@ -71,6 +73,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fakemcp:", err)
 		return 2
 	}
+	// A slow start, as a server launched through npx or go run has.
+	time.Sleep(time.Duration(spec.StartDelayMs) * time.Millisecond)
 	return s.serve(stdin)
 }
 

@@ -91,6 +91,13 @@ func (p *proxy) terminal(ctx context.Context, req *Request) (*Response, error) {
 		return &Response{Result: p.served.discover, Final: true}, nil
 	case "ping":
 		return &Response{Result: []byte("{}")}, nil
+	case "logging/setLevel":
+		if p.modernUp {
+			// A 2026-07-28 server has no logging/setLevel (the Go SDK
+			// answers "method not found"): a legacy client's call is
+			// acknowledged here instead of failing its start-up.
+			return &Response{Result: []byte("{}")}, nil
+		}
 	}
 	if i := slices.Index(mcp.ListMethods[:], req.Method); i >= 0 {
 		if !p.served.has[i] {

@@ -76,11 +76,19 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 		return exitError
 	}
 	defer audit.Close()
+	in, out := io.in, io.out
+	// The real stdio, not a test's buffers: let the poller wait on it.
+	if f, ok := in.(*os.File); ok && f == os.Stdin {
+		in = runtime.Pollable(f)
+	}
+	if f, ok := out.(*os.File); ok && f == os.Stdout {
+		out = runtime.Pollable(f)
+	}
 	err = runtime.Run(ctx, runtime.Options{
 		Name:   f.name,
 		Entry:  entry,
-		Stdin:  io.in,
-		Stdout: io.out,
+		Stdin:  in,
+		Stdout: out,
 		Stderr: io.err,
 		Audit:  audit,
 		LookupEnv: func(name string) (string, bool) {

@@ -1,0 +1,311 @@
+// Command proxybench measures what `mcpform run` adds to a tools/call, side
+// by side in one run (DESIGN.md 7: speed is shown by benchmarks measured
+// side by side, not asserted by timed tests):
+//
+//   - round-trip latency p50/p99 of tools/call, direct to a fast Go echo
+//     server and through mcpform run;
+//   - throughput with 1 and with 64 requests in flight, both ways;
+//   - the proxy's memory (RSS now and peak) serving a lock of 1,000 tools.
+//
+// Usage:
+//
+//	go run ./internal/cmd/proxybench [-n 20000] [-tools 1000] [-mcpform PATH]
+//
+// Without -mcpform it builds ./cmd/mcpform first. The proxied runs write a
+// real audit log (to a temporary directory), as a client's run would.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpform/mcpform/lock"
+)
+
+func main() {
+	server := flag.Bool("server", false, "act as the echo server (internal)")
+	n := flag.Int("n", 20000, "tools/call requests per measurement")
+	tools := flag.Int("tools", 1000, "tools in the server's surface and the lock")
+	mcpform := flag.String("mcpform", "", "the mcpform binary (default: go build ./cmd/mcpform)")
+	flag.Parse()
+	if *server {
+		echoServer(*tools)
+		return
+	}
+	if err := bench(*n, *tools, *mcpform); err != nil {
+		fmt.Fprintln(os.Stderr, "proxybench:", err)
+		os.Exit(1)
+	}
+}
+
+func toolJSON(i int) string {
+	return fmt.Sprintf(`{"name":"tool-%04d","description":"Echo tool %d","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`, i, i)
+}
+
+// echoServer is a minimal legacy MCP server: as fast as a server can be, so
+// the measurement shows the proxy.
+func echoServer(tools int) {
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	var list bytes.Buffer
+	list.WriteString(`{"tools":[`)
+	for i := 1; i <= tools; i++ {
+		if i > 1 {
+			list.WriteByte(',')
+		}
+		list.WriteString(toolJSON(i))
+	}
+	list.WriteString(`]}`)
+	for {
+		line, err := in.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID == nil {
+			continue
+		}
+		var res string
+		switch m.Method {
+		case "initialize":
+			res = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"1.0.0"}}`
+		case "tools/list":
+			res = list.String()
+		case "tools/call":
+			res = `{"content":[{"type":"text","text":"ok"}]}`
+		default:
+			res = `{}`
+		}
+		out.WriteString(`{"jsonrpc":"2.0","id":`)
+		out.Write(m.ID)
+		out.WriteString(`,"result":`)
+		out.WriteString(res)
+		out.WriteString("}\n")
+		if in.Buffered() == 0 {
+			out.Flush()
+		}
+	}
+}
+
+// client drives one server process over stdio.
+type client struct {
+	cmd     *exec.Cmd
+	w       io.WriteCloser
+	wmu     sync.Mutex
+	mu      sync.Mutex
+	next    int64
+	pending map[string]chan struct{}
+}
+
+func start(argv []string, env []string) (*client, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	r, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &client{cmd: cmd, w: w, pending: map[string]chan struct{}{}}
+	go func() {
+		br := bufio.NewReaderSize(r, 1<<20)
+		for {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			// Responses start {"jsonrpc":"2.0","id":N,…: find the id cheaply
+			// so the client costs the same both ways.
+			i := bytes.Index(line, []byte(`"id":`))
+			if i < 0 {
+				continue
+			}
+			rest := line[i+5:]
+			j := bytes.IndexAny(rest, ",}")
+			id := string(rest[:j])
+			c.mu.Lock()
+			ch := c.pending[id]
+			delete(c.pending, id)
+			c.mu.Unlock()
+			if ch != nil {
+				close(ch)
+			}
+		}
+	}()
+	return c, nil
+}
+
+func (c *client) call(method, params string) {
+	c.mu.Lock()
+	c.next++
+	id := strconv.FormatInt(c.next, 10)
+	ch := make(chan struct{})
+	c.pending[id] = ch
+	c.mu.Unlock()
+	msg := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + "}\n"
+	c.wmu.Lock()
+	io.WriteString(c.w, msg)
+	c.wmu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		fmt.Fprintln(os.Stderr, "proxybench: no answer to", method)
+		os.Exit(1)
+	}
+}
+
+func (c *client) close() {
+	c.w.Close()
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		c.cmd.Process.Kill()
+	}
+}
+
+const callParams = `{"name":"tool-0001","arguments":{"text":"hello"}}`
+
+type result struct {
+	p50, p99      time.Duration
+	tput1, tput64 float64
+}
+
+func measure(c *client, n int) result {
+	c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"proxybench","version":"1"}}`)
+	c.call("tools/list", `{}`)
+	for i := 0; i < 1000; i++ { // warm up
+		c.call("tools/call", callParams)
+	}
+	lat := make([]time.Duration, n)
+	t0 := time.Now()
+	for i := range lat {
+		s := time.Now()
+		c.call("tools/call", callParams)
+		lat[i] = time.Since(s)
+	}
+	total1 := time.Since(t0)
+	slices.Sort(lat)
+	var r result
+	r.p50, r.p99 = lat[n/2], lat[n*99/100]
+	r.tput1 = float64(n) / total1.Seconds()
+	const inflight = 64
+	var wg sync.WaitGroup
+	t0 = time.Now()
+	for g := 0; g < inflight; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n/inflight; i++ {
+				c.call("tools/call", callParams)
+			}
+		}()
+	}
+	wg.Wait()
+	r.tput64 = float64(n/inflight*inflight) / time.Since(t0).Seconds()
+	return r
+}
+
+func rss(pid int) (now, peak string) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "n/a", "n/a"
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "VmRSS:" {
+			now = f[1] + " kB"
+		}
+		if len(f) >= 2 && f[0] == "VmHWM:" {
+			peak = f[1] + " kB"
+		}
+	}
+	return now, peak
+}
+
+func bench(n, tools int, mcpform string) error {
+	dir, err := os.MkdirTemp("", "proxybench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if mcpform == "" {
+		mcpform = filepath.Join(dir, "mcpform")
+		build := exec.Command("go", "build", "-o", mcpform, "./cmd/mcpform")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building mcpform (run from the module root, or pass -mcpform): %w", err)
+		}
+	}
+	serverArgv := []string{self, "-server", "-tools", strconv.Itoa(tools)}
+	e := &lock.Entry{
+		Command:         serverArgv,
+		ProtocolVersion: "2025-11-25",
+		ServerInfo:      json.RawMessage(`{"name":"echo","version":"1.0.0"}`),
+		Capabilities:    json.RawMessage(`{"tools":{}}`),
+	}
+	for i := 1; i <= tools; i++ {
+		it, err := lock.NewItem(lock.Tools, json.RawMessage(toolJSON(i)))
+		if err != nil {
+			return err
+		}
+		e.Tools = append(e.Tools, it)
+	}
+	if err := e.Seal(); err != nil {
+		return err
+	}
+	lockPath := filepath.Join(dir, "mcp.lock")
+	if err := lock.Save(lockPath, &lock.File{Generator: "proxybench", Servers: map[string]*lock.Entry{"echo": e}}); err != nil {
+		return err
+	}
+
+	direct, err := start(serverArgv, []string{})
+	if err != nil {
+		return err
+	}
+	d := measure(direct, n)
+	direct.close()
+
+	proxied, err := start([]string{mcpform, "run", "-lock", lockPath, "-audit", filepath.Join(dir, "audit.jsonl"), "echo"}, []string{"HOME=" + dir})
+	if err != nil {
+		return err
+	}
+	p := measure(proxied, n)
+	now, peak := rss(proxied.cmd.Process.Pid)
+	proxied.close()
+
+	fmt.Printf("tools/call over stdio, %d requests per measurement, lock of %d tools, audit log on\n\n", n, tools)
+	fmt.Printf("%-24s %12s %12s %12s\n", "", "direct", "mcpform run", "added")
+	fmt.Printf("%-24s %12v %12v %12v\n", "latency p50", d.p50.Round(time.Microsecond), p.p50.Round(time.Microsecond), (p.p50 - d.p50).Round(time.Microsecond))
+	fmt.Printf("%-24s %12v %12v %12v\n", "latency p99", d.p99.Round(time.Microsecond), p.p99.Round(time.Microsecond), (p.p99 - d.p99).Round(time.Microsecond))
+	fmt.Printf("%-24s %12.0f %12.0f %11.0f%%\n", "req/s, 1 in flight", d.tput1, p.tput1, 100*p.tput1/d.tput1)
+	fmt.Printf("%-24s %12.0f %12.0f %11.0f%%\n", "req/s, 64 in flight", d.tput64, p.tput64, 100*p.tput64/d.tput64)
+	fmt.Printf("%-24s %12s %12s\n", "proxy RSS (now, peak)", now, peak)
+	return nil
+}

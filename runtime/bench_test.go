@@ -1,0 +1,123 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// benchClient drives an in-process proxy over pipes, matching responses by
+// id, as proxybench does for the real binary.
+type benchClient struct {
+	w       io.Writer
+	wmu     sync.Mutex
+	mu      sync.Mutex
+	next    int64
+	pending map[string]chan struct{}
+}
+
+func newBenchClient(b *testing.B, tools int) (*benchClient, func()) {
+	b.Helper()
+	dir := b.TempDir()
+	var list []json.RawMessage
+	for i := 0; i < tools; i++ {
+		list = append(list, json.RawMessage(`{"name":"tool-`+strconv.Itoa(i)+`","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`))
+	}
+	cfg := &fakeConfig{Era: "legacy", Tools: list}
+	raw, _ := json.Marshal(cfg)
+	cfgPath := filepath.Join(dir, "upstream.json")
+	os.WriteFile(cfgPath, raw, 0o644)
+	audit, err := OpenAudit(filepath.Join(dir, "audit.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &benchClient{w: inW, pending: map[string]chan struct{}{}}
+	go func() {
+		br := bufio.NewReaderSize(outR, 1<<20)
+		for {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			i := bytes.Index(line, []byte(`"id":`))
+			if i < 0 {
+				continue
+			}
+			rest := line[i+5:]
+			id := string(rest[:bytes.IndexAny(rest, ",}")])
+			c.mu.Lock()
+			ch := c.pending[id]
+			delete(c.pending, id)
+			c.mu.Unlock()
+			if ch != nil {
+				close(ch)
+			}
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		Run(context.Background(), Options{Name: "bench", Entry: lockFor(b, cfg, cfgPath, ""), Stdin: inR, Stdout: outW, Stderr: io.Discard, Audit: audit, Session: "bench", LookupEnv: fakeEnv, MaxInFlight: 1024})
+		close(done)
+	}()
+	c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)
+	return c, func() {
+		inW.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+		audit.Close()
+	}
+}
+
+func (c *benchClient) call(method, params string) {
+	c.mu.Lock()
+	c.next++
+	id := strconv.FormatInt(c.next, 10)
+	ch := make(chan struct{})
+	c.pending[id] = ch
+	c.mu.Unlock()
+	c.wmu.Lock()
+	io.WriteString(c.w, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+method+`","params":`+params+"}\n")
+	c.wmu.Unlock()
+	<-ch
+}
+
+const benchCall = `{"name":"tool-1","arguments":{"text":"hello"}}`
+
+// BenchmarkProxyToolsCall is one tools/call round trip through the proxy
+// (in-process) to the test server, one at a time; BenchmarkProxyToolsCall64
+// keeps 64 in flight. Compare with cmd proxybench for the whole binary
+// against a direct connection.
+func BenchmarkProxyToolsCall(b *testing.B) {
+	c, stop := newBenchClient(b, 1000)
+	defer stop()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.call("tools/call", benchCall)
+	}
+}
+
+func BenchmarkProxyToolsCall64(b *testing.B) {
+	c, stop := newBenchClient(b, 1000)
+	defer stop()
+	b.ReportAllocs()
+	b.SetParallelism(32) // 2 cores × 32 = 64 in flight
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			c.call("tools/call", benchCall)
+		}
+	})
+}

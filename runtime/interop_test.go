@@ -1,0 +1,179 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+)
+
+// Interop: a real client (the MCP inspector's CLI, pinned in testdata/npm)
+// lists and calls tools through the mcpform binary, against real servers
+// (the npm reference server-everything and the Go SDK notes server), with
+// the client in either era. Fakes never stand in for these.
+
+func moduleRoot() string {
+	_, file, _, _ := goruntime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..")
+}
+
+// npmBin returns a pinned npm executable. Missing ones fail the test: the
+// project's test command installs them.
+func npmBin(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(moduleRoot(), "testdata", "npm", "node_modules", ".bin", name)
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s is missing (%v): run the README's test command (it runs `npm ci` in testdata/npm) before go test", bin, err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not on PATH (%v): run the README's test command", err)
+	}
+	return bin
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// built returns the mcpform binary and the notes server, built once.
+func built(t *testing.T) (mcpform, notes string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "mcpform-runtime-interop")
+		if buildErr != nil {
+			return
+		}
+		for _, b := range [][2]string{{"mcpform", "./cmd/mcpform"}, {"notes", "./examples/servers/notes"}} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, b[0]), b[1])
+			cmd.Dir = moduleRoot()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = &buildError{b[1], err, string(out)}
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(buildDir, "mcpform"), filepath.Join(buildDir, "notes")
+}
+
+type buildError struct {
+	pkg string
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return "go build " + e.pkg + ": " + e.err.Error() + "\n" + e.out }
+
+// lockServer probes a real server in era and writes a lock holding it as
+// name, as plan and apply would.
+func lockServer(t *testing.T, path, name string, argv, env []string, era mcp.Era) {
+	t.Helper()
+	s, err := mcp.Probe(context.Background(), mcp.ServerSpec{Name: name, Command: argv, Env: env, Era: era, Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatalf("probing %s: %v", name, err)
+	}
+	e, err := entryFromSurface(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Command, e.EnvPassthrough = argv, env
+	if err := lock.Save(path, &lock.File{Generator: "runtime interop test", Servers: map[string]*lock.Entry{name: e}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestInteropInspector(t *testing.T) {
+	inspector := npmBin(t, "mcp-inspector")
+	everything := npmBin(t, "mcp-server-everything")
+	mcpform, notes := built(t)
+	dir := t.TempDir()
+	lockPath := filepath.Join(dir, "mcp.lock")
+	auditPath := filepath.Join(dir, "audit.jsonl")
+	// One lock, three servers: the npm server (legacy), and the Go SDK
+	// server locked once in each era.
+	lockServer(t, filepath.Join(dir, "a.lock"), "everything", []string{everything, "stdio"}, []string{"PATH"}, mcp.EraAuto)
+	lockServer(t, filepath.Join(dir, "b.lock"), "notes-legacy", []string{notes}, nil, mcp.EraLegacy)
+	lockServer(t, filepath.Join(dir, "c.lock"), "notes-modern", []string{notes}, nil, mcp.EraModern)
+	merged := &lock.File{Generator: "runtime interop test", Servers: map[string]*lock.Entry{}}
+	for _, f := range []string{"a.lock", "b.lock", "c.lock"} {
+		lf, err := lock.Load(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, e := range lf.Servers {
+			merged.Servers[n] = e
+		}
+	}
+	if err := lock.Save(lockPath, merged); err != nil {
+		t.Fatal(err)
+	}
+	if !merged.Servers["notes-modern"].Modern() || merged.Servers["notes-legacy"].Modern() {
+		t.Fatal("the notes server was not locked in both eras")
+	}
+
+	cases := []struct {
+		server, tool string
+		args         []string
+		listed, got  string
+	}{
+		{"everything", "echo", []string{"message=hello through mcpform"}, `"name": "echo"`, "hello through mcpform"},
+		{"notes-legacy", "search_notes", []string{"query=x"}, `"name": "search_notes"`, `"titles"`},
+		{"notes-modern", "search_notes", []string{"query=x"}, `"name": "search_notes"`, `"titles"`},
+	}
+	for _, c := range cases {
+		for _, era := range []string{"legacy", "modern"} {
+			t.Run(c.server+"/"+era+"-client", func(t *testing.T) {
+				base := []string{"--cli", "--protocol-era", era, mcpform, "run", "-lock", lockPath, "-audit", auditPath, c.server}
+				out := runInspector(t, inspector, append(base, "--method", "tools/list"))
+				if !strings.Contains(out, c.listed) {
+					t.Errorf("tools/list through mcpform run: no %s in:\n%.3000s", c.listed, out)
+				}
+				args := append(base, "--method", "tools/call", "--tool-name", c.tool)
+				for _, a := range c.args {
+					args = append(args, "--tool-arg", a)
+				}
+				out = runInspector(t, inspector, args)
+				if !strings.Contains(out, c.got) {
+					t.Errorf("tools/call %s through mcpform run: no %s in:\n%.3000s", c.tool, c.got, out)
+				}
+				// A tool that is not locked is refused by the proxy.
+				cmd := exec.Command(inspector, append(base, "--method", "tools/call", "--tool-name", "not_locked")...)
+				if b, err := cmd.CombinedOutput(); err == nil && !strings.Contains(string(b), "unknown tool") {
+					t.Errorf("an unlocked tool was not refused:\n%s", b)
+				}
+			})
+		}
+	}
+	f, err := os.Open(auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n, err := VerifyAudit(f); err != nil || n == 0 {
+		t.Errorf("audit log after the interop runs: %d records, %v", n, err)
+	}
+}
+
+func runInspector(t *testing.T, inspector string, args []string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, inspector, args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mcp-inspector %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}

@@ -98,7 +98,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			continue
 		}
 		sp := &ServerPlan{Name: name, Addr: addrOf(name), Action: Delete}
-		sp.Changes = []Change{{Addr: sp.Addr, Action: Delete, Class: Config, Grade: None, Rule: "CFG-SERVER-REMOVED",
+		sp.Changes = []Change{{Addr: sp.Addr + ".command", Action: Delete, Class: Config, Grade: None, Rule: "CFG-SERVER-REMOVED",
 			Before: mustJSON(e.Command), Detail: "removed from mcp.hcl; apply deletes its entry"}}
 		if e.Mcpform != nil {
 			sp.LockedVersion = e.Mcpform.Version
@@ -127,7 +127,7 @@ func planServer(sp *ServerPlan, s *lang.Server, old, live *lock.Entry) {
 	base := old
 	if old == nil {
 		sp.Action = Create
-		sp.Changes = append(sp.Changes, Change{Addr: sp.Addr, Action: Create, Class: Config, Grade: None, Rule: "CFG-SERVER-ADDED",
+		sp.Changes = append(sp.Changes, Change{Addr: sp.Addr + ".command", Action: Create, Class: Config, Grade: None, Rule: "CFG-SERVER-ADDED",
 			After: mustJSON(s.Command), Detail: "new in mcp.hcl; apply locks its surface"})
 		base = emptyEntry(live)
 	} else {

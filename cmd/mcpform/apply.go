@@ -73,7 +73,7 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 		}
 	} else {
 		var code int
-		if p, code = makePlan(ctx, io, &f.configFlags); p == nil {
+		if p, _, code = makePlan(ctx, io, &f.configFlags); p == nil {
 			return code
 		}
 		if err := render.Human(io.out, p, render.Options{Color: color}); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -43,6 +44,7 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 type planFlags struct {
 	configFlags
 	out              string
+	sarif            string
 	json             bool
 	markdown         bool
 	detailedExitcode bool
@@ -54,6 +56,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (*planFlags, error) {
 	fs.SetOutput(stderr)
 	f.register(fs)
 	fs.StringVar(&f.out, "out", "", "save the plan to FILE for mcpform apply FILE")
+	fs.StringVar(&f.sarif, "sarif", "", "also write the plan's definitional changes to FILE as SARIF 2.1.0, for code scanning")
 	fs.BoolVar(&f.json, "json", false, "print the plan as JSON (see plan/render/JSON.md)")
 	fs.BoolVar(&f.markdown, "markdown", false, "print the plan as markdown, for a pull-request comment")
 	fs.BoolVar(&f.detailedExitcode, "detailed-exitcode", false, "exit 0 without changes, 1 on error, 2 with changes")
@@ -83,9 +86,15 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 	if err != nil {
 		return exitUsage
 	}
-	p, code := makePlan(ctx, io, &f.configFlags)
+	p, cfg, code := makePlan(ctx, io, &f.configFlags)
 	if p == nil {
 		return code
+	}
+	if f.sarif != "" {
+		if err := writeSARIF(f.sarif, p, cfg); err != nil {
+			fmt.Fprintf(io.err, "Error: %v\n", err)
+			return exitError
+		}
 	}
 	if f.out != "" {
 		if err := plan.Save(f.out, p); err != nil {
@@ -119,18 +128,18 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 
 // makePlan loads mcp.hcl and the lock, probes and diffs. On failure it has
 // printed why and returns a nil plan and the exit code.
-func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, int) {
+func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang.Config, int) {
 	cfg, diags := lang.Load(".", f.options(io))
 	if len(diags) > 0 {
 		lang.WriteDiagnostics(io.err, diags, cfg.Files, useColor(io, io.out, f.noColor), 0)
 	}
 	if diags.HasErrors() {
-		return nil, exitError
+		return nil, nil, exitError
 	}
 	current, data, err := readLock(cfg.Lockfile)
 	if err != nil {
 		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return nil, exitError
+		return nil, nil, exitError
 	}
 	confine := newConfiner(io, cfg.Lockfile, defaultAuditPath(io))
 	defer confine.Close()
@@ -143,13 +152,27 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, int) 
 	})
 	if err != nil {
 		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return nil, exitError
+		return nil, nil, exitError
 	}
 	if err := plan.Finish(p, current, "mcpform "+version); err != nil {
 		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return nil, exitError
+		return nil, nil, exitError
 	}
-	return p, exitOK
+	return p, cfg, exitOK
+}
+
+// writeSARIF writes the plan's SARIF log, pointing each result at its
+// server's block in mcp.hcl.
+func writeSARIF(path string, p *plan.Plan, cfg *lang.Config) error {
+	locs := map[string]render.SARIFLocation{}
+	for _, s := range cfg.Servers {
+		locs[s.Name] = render.SARIFLocation{File: s.DeclRange.Filename, Line: s.DeclRange.Start.Line}
+	}
+	var buf bytes.Buffer
+	if err := render.SARIFWithOptions(&buf, p, render.SARIFOptions{ToolVersion: version, Locations: locs}); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 // readLock returns the verified lock and its bytes, or nils when there is

@@ -20,7 +20,8 @@ var allowedImports = map[string][]string{
 	"plan":            {"lang", "lock", "mcp", "policy"},
 	"plan/render":     {"plan", "lock", "policy"},
 	"apply":           {"plan", "lock", "policy"},
-	"runtime":         {"lock", "mcp", "policy", "runtime/sandbox", "runtime/egress"},
+	"runtime":         {"lock", "mcp", "policy", "runtime/sandbox", "runtime/egress", "runtime/taint"},
+	"runtime/taint":   {"lock", "policy"},
 	"runtime/sandbox": {"policy"},
 	"runtime/egress":  {"policy"},
 	"onboard":         {"lang", "policy"},
@@ -32,6 +33,7 @@ var forbiddenExternal = map[string][]string{
 	"runtime":         {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"runtime/sandbox": {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"runtime/egress":  {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
+	"runtime/taint":   {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"mcp":             {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"lock":            {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 }

@@ -81,6 +81,7 @@ type Options struct {
 type ServerExitError struct {
 	Server string
 	Status error
+	Reason error  // why the connection ended, when it was not just the exit
 	Stderr string // unescaped
 }
 
@@ -91,6 +92,9 @@ func (e *ServerExitError) Error() string {
 		status = "ended with " + e.Status.Error()
 	}
 	fmt.Fprintf(&b, "server %q %s while the client was connected", escape.String(e.Server), status)
+	if e.Reason != nil {
+		fmt.Fprintf(&b, " (%v)", e.Reason)
+	}
 	if tail := strings.TrimSpace(e.Stderr); tail != "" {
 		lines := strings.Split(tail, "\n")
 		if len(lines) > 20 {
@@ -115,8 +119,7 @@ type proxy struct {
 	audit    *AuditLog
 	session  string
 
-	outMu sync.Mutex
-	out   io.Writer
+	out *lineWriter
 
 	up   *upstream
 	proc *mcp.Process
@@ -206,7 +209,7 @@ func newProxy(opts Options) (*proxy, error) {
 		modernUp:  e.Modern(),
 		audit:     opts.Audit,
 		session:   opts.Session,
-		out:       opts.Stdout,
+		out:       newLineWriter(opts.Stdout, 4<<20, false, 0, nil),
 		inflight:  map[mcp.ID]context.CancelFunc{},
 		srvReqs:   map[mcp.ID]*serverRequest{},
 		srvByUp:   map[mcp.ID]mcp.ID{},
@@ -300,6 +303,9 @@ func (p *proxy) run(ctx context.Context) error {
 		status := proc.Close()
 		stderr.flush()
 		exitErr := &ServerExitError{Server: p.name, Status: status, Stderr: proc.StderrTail()}
+		if err := p.up.Err(); err != nil && err != mcp.ErrServerClosed {
+			exitErr.Reason = err
+		}
 		_ = p.record(&Record{Event: "exit", Outcome: "server exited", Detail: fmt.Sprint(status)})
 		return exitErr
 	case <-ctx.Done():
@@ -432,7 +438,7 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 		p.writeError(msg.ID, mcp.CodeInternalError, fmt.Sprintf("too many requests in flight (at most %d)", p.opts.MaxInFlight), nil)
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(withClient(context.Background(), p))
 	p.mu.Lock()
 	if _, dup := p.inflight[msg.ID]; dup {
 		p.mu.Unlock()
@@ -490,10 +496,10 @@ func oneLineOrNil(b []byte) []byte {
 	return oneLine(b)
 }
 
+// write sends complete lines to the client. A client that stopped reading
+// holds up only the goroutines that answer it.
 func (p *proxy) write(b []byte) {
-	p.outMu.Lock()
-	_, _ = p.out.Write(b)
-	p.outMu.Unlock()
+	_ = p.out.writeLine(b)
 }
 
 func (p *proxy) writeError(id mcp.ID, code int64, msg string, data []byte) {

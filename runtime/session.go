@@ -13,15 +13,17 @@ import (
 // server, so every run of one client shares the session, and the taint
 // state (DESIGN.md section 6) can follow a value from one server's result to
 // another server's call. The parent's start time is part of the name on
-// Linux, so a reused process id does not join an old session.
+// Linux, so a reused process id does not join an old session, and so is
+// the user's id, so two users' clients never share one (the taint store is
+// per user as well; the name says so on its own, too).
 func SessionID() string {
 	ppid := os.Getppid()
 	if goruntime.GOOS == "linux" {
 		if start, ok := procStartTime(ppid); ok {
-			return fmt.Sprintf("ppid-%d-%s", ppid, start)
+			return fmt.Sprintf("u%d-ppid-%d-%s", os.Getuid(), ppid, start)
 		}
 	}
-	return fmt.Sprintf("ppid-%d", ppid)
+	return fmt.Sprintf("u%d-ppid-%d", os.Getuid(), ppid)
 }
 
 // procStartTime returns field 22 of /proc/PID/stat (start time in clock

@@ -91,6 +91,8 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 		Stdout: out,
 		Stderr: io.err,
 		Audit:  audit,
+		// The taint gate goes on every entry: another server of the session may taint this one's sinks.
+		Middlewares: []runtime.Middleware{runtime.TaintGateFor(entry, audit, io.getenv)},
 		LookupEnv: func(name string) (string, bool) {
 			if io.getenv == nil {
 				return os.LookupEnv(name)

@@ -1,0 +1,419 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/policy"
+	"github.com/mcpform/mcpform/runtime/taint"
+)
+
+// TaintGateOptions configure the taint gate of one run.
+type TaintGateOptions struct {
+	// Policy is the entry's policy.taint (nil: this server has no sources
+	// and no sinks; the gate then passes everything through).
+	Policy *policy.Taint
+	// Store is the session store. When it could not be opened, StoreErr
+	// says why and every source and sink call is refused: a gate that
+	// cannot remember taint must not pretend the session is clean.
+	Store    *taint.Store
+	StoreErr error
+	// Audit records every decision (required).
+	Audit *AuditLog
+	// Timeout bounds the wait for the user's answer to a legacy
+	// elicitation/create (default 5 minutes); StateTTL is how long a
+	// 2026-07-28 requestState stays redeemable (default 10 minutes).
+	Timeout  time.Duration
+	StateTTL time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// TaintGateFor is the gate `mcpform run` installs for every entry: even a
+// server without sources needs it, because another server of the session
+// may taint the session its sinks are called in. getenv locates the state
+// directory (taint.DefaultDir).
+func TaintGateFor(e *lock.Entry, audit *AuditLog, getenv func(string) string) Middleware {
+	o := TaintGateOptions{Audit: audit}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if e != nil && e.Policy != nil {
+		o.Policy = e.Policy.Taint
+	}
+	dir, err := taint.DefaultDir(getenv)
+	if err == nil {
+		o.Store, err = taint.Open(dir)
+	}
+	o.StoreErr = err
+	return TaintGate(o)
+}
+
+// approvalKey is the key of the proxy's elicitation in inputRequests (and
+// of the client's answer in inputResponses).
+const approvalKey = "mcpform-taint-approval"
+
+// TaintGate returns the middleware that tracks taint and asks for approval
+// (DESIGN.md section 6). It sits after quarantine and before enforcement:
+// a source result taints the session on its way back to the client, and a
+// sink call in a tainted session reaches the server only with the user's
+// approval.
+func TaintGate(o TaintGateOptions) Middleware {
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.StateTTL <= 0 {
+		o.StateTTL = 10 * time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	g := &taintGate{o: o}
+	if o.Policy != nil {
+		g.sources, g.sinks = o.Policy.Sources, o.Policy.Sinks
+	}
+	return g.wrap
+}
+
+type taintGate struct {
+	o              TaintGateOptions
+	sources, sinks []string
+}
+
+// source returns the policy label a request's result taints the session
+// under.
+func (g *taintGate) source(req *Request) (string, bool) {
+	switch req.Method {
+	case "tools/call":
+		if req.HasItem && slices.Contains(g.sources, req.Item) {
+			return req.Item, true
+		}
+	case "resources/read":
+		if slices.Contains(g.sources, policy.AllResources) {
+			return policy.AllResources, true
+		}
+	case "prompts/get":
+		if slices.Contains(g.sources, policy.AllPrompts) {
+			return policy.AllPrompts, true
+		}
+	}
+	return "", false
+}
+
+func (g *taintGate) sink(req *Request) bool {
+	return req.Method == "tools/call" && req.HasItem && slices.Contains(g.sinks, req.Item)
+}
+
+func (g *taintGate) wrap(next Handler) Handler {
+	return func(ctx context.Context, req *Request) (*Response, error) {
+		src, isSource := g.source(req)
+		isSink := g.sink(req)
+		if !isSource && !isSink {
+			return next(ctx, req)
+		}
+		if g.o.Store == nil {
+			why := fmt.Sprintf("mcpform cannot track taint for this session (%v), so it refuses the calls its taint policy covers", g.o.StoreErr)
+			g.audit(req, "deny", "taint state unavailable", why)
+			return g.refuse(req, why), nil
+		}
+		if isSink {
+			resp, fwd, err := g.gateSink(ctx, req, next)
+			if err != nil || resp == nil || !fwd || !isSource {
+				return resp, err
+			}
+			return g.taintOnReturn(req, src, resp), nil
+		}
+		resp, err := next(ctx, req)
+		if err != nil || resp == nil {
+			return resp, err
+		}
+		return g.taintOnReturn(req, src, resp), nil
+	}
+}
+
+// taintOnReturn records the taint before the source's result is returned:
+// once the client holds it, it is too late. A result that cannot be
+// recorded is withheld (fail closed).
+func (g *taintGate) taintOnReturn(req *Request, src string, resp *Response) *Response {
+	if resp.Error != nil || resultType(resp.Result) == "input_required" {
+		return resp // nothing of the source reached the client
+	}
+	digest, err := lock.Digest(resp.Result)
+	if err != nil {
+		digest = "invalid"
+	}
+	ev := taint.Event{Time: g.o.Now(), Server: req.Server, Source: src, Item: req.Item, Digest: digest}
+	if err := g.o.Store.Taint(req.Session, ev); err != nil {
+		why := fmt.Sprintf("mcpform withheld the result: it could not record that it taints this session: %v", err)
+		g.audit(req, "deny", "taint not recorded", why)
+		return g.refuse(req, why)
+	}
+	if err := g.audit(req, "taint", "tainted", "source "+src+" result "+digest); err != nil {
+		return g.refuse(req, "mcpform withheld the result: it cannot write its audit log")
+	}
+	return resp
+}
+
+func resultType(res []byte) string {
+	s, _ := stringValue(find(res, "resultType"))
+	return s
+}
+
+// gateSink lets a sink call through when the session is clean or the user
+// approved it; fwd reports that the call went to the server.
+func (g *taintGate) gateSink(ctx context.Context, req *Request, next Handler) (resp *Response, fwd bool, err error) {
+	st, err := g.o.Store.Get(req.Session)
+	if err != nil {
+		why := fmt.Sprintf("mcpform cannot read this session's taint state: %v", err)
+		g.audit(req, "deny", "taint state unreadable", why)
+		return g.refuse(req, why+g.resetHint(req)), false, nil
+	}
+	if !st.Tainted() {
+		resp, err := next(ctx, g.withoutApproval(req))
+		return resp, true, err
+	}
+	if req.Modern {
+		return g.modern(ctx, req, st, next)
+	}
+	return g.legacy(ctx, req, st, next)
+}
+
+// legacy asks with the proxy's own elicitation/create while the tools/call
+// is pending.
+func (g *taintGate) legacy(ctx context.Context, req *Request, st *taint.State, next Handler) (*Response, bool, error) {
+	p := clientOf(ctx)
+	if p == nil || !p.clientDeclared("elicitation") {
+		return g.deny(req, "no elicitation", "the client did not declare the elicitation capability, so mcpform cannot ask you to approve it"), false, nil
+	}
+	if err := g.audit(req, "approval", "asked", "elicitation/create"); err != nil {
+		return g.refuse(req, "mcpform cannot write its audit log"), false, nil
+	}
+	answer, err := p.askClient(ctx, "elicitation/create", g.elicitation(req, st), g.o.Timeout)
+	switch {
+	case ctx.Err() != nil:
+		g.audit(req, "approval", "cancelled", "the client cancelled the call")
+		return nil, false, ctx.Err()
+	case errors.Is(err, errNoAnswer):
+		return g.deny(req, "timeout", fmt.Sprintf("nobody answered the approval request within %v", g.o.Timeout)), false, nil
+	case err != nil:
+		return g.deny(req, "approval failed", "the approval request failed: "+err.Error()), false, nil
+	case answer.Error != nil:
+		return g.deny(req, "approval failed", "the client answered the approval request with an error: "+escape.String(answer.Error.Message)), false, nil
+	}
+	if ok, why := approved(answer.Result); !ok {
+		return g.deny(req, "declined", why), false, nil
+	}
+	if err := g.audit(req, "approval", "approved", "elicitation/create"); err != nil {
+		return g.refuse(req, "mcpform cannot write its audit log"), false, nil
+	}
+	resp, err := next(ctx, req)
+	return resp, true, err
+}
+
+// modern answers the first call with an input_required result carrying the
+// elicitation and a sealed requestState, and verifies the retry.
+func (g *taintGate) modern(ctx context.Context, req *Request, st *taint.State, next Handler) (*Response, bool, error) {
+	args := argsDigest(req.Arguments)
+	rs, hasRS := stringValue(find(req.Params, "requestState"))
+	if hasRS && strings.HasPrefix(rs, taint.StatePrefix) {
+		key, err := g.o.Store.Key(req.Session)
+		if err != nil {
+			return g.deny(req, "taint state unreadable", "mcpform cannot read this session's key: "+err.Error()), false, nil
+		}
+		c, err := taint.Unseal(key, rs)
+		if err == nil {
+			err = c.Check(req.Session, req.Server, req.Item, args, g.o.Now())
+		}
+		if err == nil {
+			err = g.o.Store.Redeem(req.Session, c.Nonce, time.Unix(c.Expires, 0))
+		}
+		if err != nil {
+			return g.deny(req, "requestState refused", "mcpform refused the requestState: "+err.Error()), false, nil
+		}
+		answer := find(find(req.Params, "inputResponses"), approvalKey)
+		if ok, why := approved(answer); !ok {
+			return g.deny(req, "declined", why), false, nil
+		}
+		if err := g.audit(req, "approval", "approved", "input_required retry"); err != nil {
+			return g.refuse(req, "mcpform cannot write its audit log"), false, nil
+		}
+		resp, err := next(ctx, g.withoutApproval(req))
+		return resp, true, err
+	}
+	caps := find(find(req.Params, "_meta"), mcp.MetaClientCapabilities)
+	if find(caps, "elicitation") == nil {
+		return g.deny(req, "no elicitation", "the client did not declare the elicitation capability, so mcpform cannot ask you to approve it"), false, nil
+	}
+	key, err := g.o.Store.Key(req.Session)
+	var state string
+	if err == nil {
+		var c taint.Claims
+		if c, err = taint.NewClaims(req.Session, req.Server, req.Item, args, g.o.Now(), g.o.StateTTL); err == nil {
+			state, err = taint.Seal(key, c)
+		}
+	}
+	if err != nil {
+		return g.deny(req, "approval failed", "mcpform could not prepare the approval request: "+err.Error()), false, nil
+	}
+	if err := g.audit(req, "approval", "asked", "input_required"); err != nil {
+		return g.refuse(req, "mcpform cannot write its audit log"), false, nil
+	}
+	b := []byte(`{"resultType":"input_required","inputRequests":{"` + approvalKey + `":{"method":"elicitation/create","params":`)
+	b = append(b, g.elicitation(req, st)...)
+	b = append(b, `}},"requestState":`...)
+	b = mcp.AppendQuoted(b, state)
+	return &Response{Result: append(b, '}')}, false, nil
+}
+
+// withoutApproval drops the proxy's own requestState and answer from a
+// retry, so the server never sees them; another party's pass through.
+func (g *taintGate) withoutApproval(req *Request) *Request {
+	rs, _ := stringValue(find(req.Params, "requestState"))
+	if !strings.HasPrefix(rs, taint.StatePrefix) {
+		return req
+	}
+	r := *req
+	r.Params = rewriteObject(nil, req.Params, func(m member) bool {
+		return m.keyIs("requestState") || m.keyIs("inputResponses")
+	})
+	return &r
+}
+
+// approved reads an ElicitResult: only "accept" with approve = true counts.
+func approved(res []byte) (bool, string) {
+	action, _ := stringValue(find(res, "action"))
+	switch action {
+	case "accept":
+		if string(find(find(res, "content"), "approve")) == "true" {
+			return true, ""
+		}
+		return false, "the approval was accepted without approve = true"
+	case "decline":
+		return false, "you declined the call"
+	case "cancel":
+		return false, "you cancelled the approval"
+	case "":
+		return false, "no answer to the approval request came with the call"
+	}
+	return false, "the approval answer was not understood: " + escape.String(clip(action, 40))
+}
+
+// elicitation builds the params of the proxy's elicitation/create.
+func (g *taintGate) elicitation(req *Request, st *taint.State) []byte {
+	var m strings.Builder
+	fmt.Fprintf(&m, "mcpform: approve this call?\n\nServer: %s\nTool: %s\n", quoteVisible(req.Server), quoteVisible(req.Item))
+	m.WriteString(describeArgs(req.Arguments))
+	if ev, ok := st.First(); ok {
+		fmt.Fprintf(&m, "\nThis session was tainted at %s by server %s, %s", ev.Time.Format(time.RFC3339), quoteVisible(ev.Server), quoteVisible(ev.Source))
+		if ev.Item != "" && ev.Item != ev.Source {
+			fmt.Fprintf(&m, " (%s)", quoteVisible(ev.Item))
+		}
+		fmt.Fprintf(&m, ", result %s", ev.Digest)
+		if n := len(st.Events) + st.Dropped; n > 1 {
+			fmt.Fprintf(&m, ", and %d more source results since", n-1)
+		}
+		m.WriteString(".\n")
+	}
+	m.WriteString("Text from that source may be steering this call. Approve only if you asked for it.\n")
+	fmt.Fprintf(&m, "After reviewing the session, clear it with: mcpform taint reset %s", req.Session)
+	b := []byte(`{"message":`)
+	b = mcp.AppendQuoted(b, m.String())
+	b = append(b, `,"requestedSchema":{"type":"object","properties":{"approve":{"type":"boolean","title":"Approve this call","default":false}},"required":["approve"]}}`...)
+	return b
+}
+
+// describeArgs lists the arguments, escaped and with values clipped, in
+// name order.
+func describeArgs(args []byte) string {
+	var ms [16]member
+	list := members(ms[:0], args)
+	if len(list) == 0 {
+		return "Arguments: none\n"
+	}
+	type kv struct{ k, v string }
+	var kvs []kv
+	for _, mb := range list {
+		k, _ := stringValue(mb.key)
+		v := string(compact(mb.value))
+		if s, ok := stringValue(mb.value); ok {
+			v = s
+		}
+		kvs = append(kvs, kv{escape.String(clip(k, 64)), escape.String(clip(v, 200))})
+	}
+	sort.Slice(kvs, func(i, j int) bool { return kvs[i].k < kvs[j].k })
+	var b strings.Builder
+	b.WriteString("Arguments:\n")
+	for i, e := range kvs {
+		if i == 20 {
+			fmt.Fprintf(&b, "  … and %d more\n", len(kvs)-20)
+			break
+		}
+		fmt.Fprintf(&b, "  %s = %s\n", e.k, e.v)
+	}
+	return b.String()
+}
+
+func quoteVisible(s string) string { return `"` + escape.String(clip(s, 200)) + `"` }
+
+// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && s[i]&0xc0 == 0x80 {
+		i--
+	}
+	return s[:i] + "… (truncated)"
+}
+
+// argsDigest is the digest the requestState binds: the arguments' RFC 8785
+// form, so a reformatted but equal retry still matches.
+func argsDigest(args []byte) string {
+	if args == nil {
+		args = []byte("{}")
+	}
+	d, err := lock.Digest(args)
+	if err != nil {
+		return "invalid"
+	}
+	return d
+}
+
+// deny audits a refusal and returns it as a tool error.
+func (g *taintGate) deny(req *Request, outcome, why string) *Response {
+	g.audit(req, "approval", "refused: "+outcome, why)
+	return g.refuse(req, "mcpform refused the call to "+quoteVisible(req.Item)+" on server "+quoteVisible(req.Server)+": "+why+g.resetHint(req))
+}
+
+func (g *taintGate) resetHint(req *Request) string {
+	return fmt.Sprintf(". This client session (%s) read from a taint source, so its sink calls need your approval; see what tainted it with `mcpform taint list` and, once reviewed, clear it with `mcpform taint reset %s`", req.Session, req.Session)
+}
+
+// refuse answers a tools/call with a tool error the model sees; anything
+// else (a resources/read or prompts/get source) with a JSON-RPC error.
+func (g *taintGate) refuse(req *Request, why string) *Response {
+	if req.Method == "tools/call" {
+		return toolError(why)
+	}
+	return rpcError(mcp.CodeInternalError, why)
+}
+
+func (g *taintGate) audit(req *Request, event, outcome, detail string) error {
+	if g.o.Audit == nil {
+		return errors.New("no audit log")
+	}
+	return g.o.Audit.Write(&Record{
+		Session: req.Session, Server: req.Server, Event: event, Method: req.Method,
+		ID: req.ID.String(), Item: req.Item, Args: ArgDigests(req.Arguments), Outcome: outcome, Detail: detail,
+	})
+}

@@ -53,6 +53,7 @@ var commands = map[string]command{
 	"version":  {"Print mcpform's version", runVersion},
 	"run":      {"Serve a locked server to a client: the enforcing stdio proxy", runRun},
 	"audit":    {"Check the audit log's hash chain: audit verify [FILE]", runAudit},
+	"taint":    {"List tainted client sessions, or reset one after review: taint list | taint reset SESSION|-all", runTaint},
 	"verify":   {"Probe locked servers and fail on drift from mcp.lock (the CI gate)", runVerify},
 	"show":     {"Print mcp.lock for humans", runShow},
 	"plan":     {"Probe servers and show how they differ from mcp.lock", runPlan},
@@ -60,6 +61,9 @@ var commands = map[string]command{
 	"validate": {"Check mcp.hcl: syntax, types, references, modules, policy", runValidate},
 	"fmt":      {"Rewrite mcp.hcl files in the canonical style", runFmt},
 	"init":     {"Fetch git modules into .mcpform/modules", runInit},
+
+	// Taint policy: a starting point from the server's annotations.
+	"suggest-policy": {"Print a taint block for a locked server from its tools' annotations", runSuggestPolicy},
 
 	// Onboarding: from a client's configuration to mcp.hcl and back.
 	"import":        {"Write mcp.hcl from an MCP client's configuration (Claude, VS Code, Cursor)", runImport},

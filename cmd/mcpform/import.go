@@ -28,7 +28,7 @@ func parseImportFlags(args []string, stderr io.Writer) (*importFlags, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.out, "o", lang.ConfigFile, `where to write the mcp.hcl; "-" prints it`)
 	fs.BoolVar(&f.force, "force", false, "overwrite the output file if it exists")
-	fs.StringVar(&f.client, "client", "", "read FILE as this client's format: claude, claude-code, vscode or cursor (default: from the file's name and keys)")
+	fs.StringVar(&f.client, "client", "", "the client whose configuration to read: claude, claude-code, vscode or cursor (default: any client's usual file; for FILE, from its name and keys)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: mcpform import [-o FILE] [-force] [-client NAME] [FILE]")
 		fmt.Fprintln(stderr, "\nReads an MCP client's configuration (Claude Desktop, Claude Code .mcp.json, VS Code")
@@ -78,6 +78,16 @@ func runImport(_ context.Context, io *stdio, args []string) int {
 	if path == "" {
 		var found []onboard.Location
 		locs := onboard.Locations(env)
+		if client != "" {
+			// -client without FILE: only that client's files.
+			var mine []onboard.Location
+			for _, l := range locs {
+				if l.Client == client {
+					mine = append(mine, l)
+				}
+			}
+			locs = mine
+		}
 		for _, l := range locs {
 			if st, err := os.Stat(l.Path); err == nil && !st.IsDir() {
 				found = append(found, l)
@@ -92,9 +102,7 @@ func runImport(_ context.Context, io *stdio, args []string) int {
 			return exitError
 		}
 		path = found[0].Path
-		if client == "" {
-			client = found[0].Client
-		}
+		client = found[0].Client
 		fmt.Fprintf(io.err, "Reading %s's configuration from %s\n", client.Title(), display(path, env))
 		for _, l := range found[1:] {
 			fmt.Fprintf(io.err, "  (also found %s's %s: mcpform import %s)\n", l.Client.Title(), display(l.Path, env), display(l.Path, env))

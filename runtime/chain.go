@@ -37,6 +37,11 @@ type Request struct {
 	// Arguments are the tools/call or prompts/get arguments as received
 	// (nil when absent). The audit log records only their digests.
 	Arguments json.RawMessage
+
+	// after runs once the response has been written (or dropped, for a
+	// cancelled request): what only records an outcome stays off the
+	// path of the response.
+	after []func()
 }
 
 // Response is what a handler answers: a result or a JSON-RPC error.

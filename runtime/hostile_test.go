@@ -15,8 +15,9 @@ import (
 const echoTools = `"tools": [{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]`
 
 // A server that stops reading its input must not wedge the client: every
-// request is answered (with an error) within the timeouts, and ping, which
-// the proxy answers itself, stays fast throughout.
+// request is answered (with an error) within the timeouts, ping, which the
+// proxy answers itself, stays fast throughout, and once a write has waited
+// WriteTimeout the server is stopped and the run ends with the reason.
 func TestHostileServerStopsReading(t *testing.T) {
 	cfg := `{"era": "legacy", "rules": [{"on": "tools/call", "do": "stop-reading"}], ` + echoTools + `}`
 	s := startSession(t, []byte(cfg), Options{WriteTimeout: 300 * time.Millisecond, RequestTimeout: time.Second, MaxInFlight: 400})
@@ -55,7 +56,10 @@ func TestHostileServerStopsReading(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.finish() }()
 	select {
-	case <-done:
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "has not read its input for 300ms") {
+			t.Errorf("run: %v; want the stalled input named", err)
+		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the proxy did not end after the client closed its input")
 	}

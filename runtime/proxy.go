@@ -307,6 +307,7 @@ func (p *proxy) run(ctx context.Context) error {
 			exitErr.Reason = err
 		}
 		_ = p.record(&Record{Event: "exit", Outcome: "server exited", Detail: fmt.Sprint(status)})
+		_ = p.audit.Flush()
 		return exitErr
 	case <-ctx.Done():
 		p.shutdown()
@@ -314,6 +315,7 @@ func (p *proxy) run(ctx context.Context) error {
 		result = ctx.Err()
 	}
 	_ = p.record(&Record{Event: "exit", Outcome: "client closed"})
+	_ = p.audit.Flush()
 	return result
 }
 
@@ -455,6 +457,11 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 
 func (p *proxy) handle(ctx context.Context, cancel context.CancelFunc, req *Request) {
 	defer p.wg.Done()
+	defer func() {
+		for _, f := range req.after {
+			f()
+		}
+	}()
 	resp, err := p.handler(ctx, req)
 	p.mu.Lock()
 	delete(p.inflight, req.ID)

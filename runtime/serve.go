@@ -129,8 +129,10 @@ func (p *proxy) forward(ctx context.Context, req *Request) (*Response, error) {
 			return nil, ctx.Err()
 		case errors.As(err, &te):
 			return rpcError(codeTimeout, te.Error()), nil
-		case errors.Is(err, mcp.ErrServerClosed):
+		case err == mcp.ErrServerClosed:
 			return rpcError(mcp.CodeInternalError, "the server exited before it answered"), nil
+		case errors.Is(err, mcp.ErrServerClosed):
+			return rpcError(mcp.CodeInternalError, fmt.Sprintf("the server is gone before it answered: %v", err)), nil
 		}
 		return rpcError(mcp.CodeInternalError, fmt.Sprintf("could not reach the server: %v", err)), nil
 	}

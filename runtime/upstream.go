@@ -21,9 +21,7 @@ import (
 // requests fail after WriteTimeout instead of blocking their goroutines
 // forever.
 type upstream struct {
-	w            io.Writer
-	queue        chan *[]byte
-	writeTimeout time.Duration
+	lw *lineWriter
 
 	mu      sync.Mutex
 	next    int64
@@ -47,18 +45,19 @@ type pending struct {
 	forward bool
 }
 
-// queueSize bounds the messages waiting for a server that reads slowly.
-const queueSize = 256
+// backlogLimit bounds what may wait for a server that reads slowly.
+const backlogLimit = 4 << 20
 
 func newUpstream(w io.Writer, writeTimeout time.Duration) *upstream {
-	return &upstream{
-		w:            w,
-		queue:        make(chan *[]byte, queueSize),
-		writeTimeout: writeTimeout,
-		pending:      map[mcp.ID]*pending{},
-		tokens:       map[string]*pending{},
-		done:         make(chan struct{}),
+	u := &upstream{
+		pending: map[mcp.ID]*pending{},
+		tokens:  map[string]*pending{},
+		done:    make(chan struct{}),
 	}
+	u.lw = newLineWriter(w, backlogLimit, true, writeTimeout, func(err error) {
+		u.fail(fmt.Errorf("%w: writing to the server: %v", mcp.ErrServerClosed, err))
+	})
+	return u
 }
 
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
@@ -72,26 +71,9 @@ func putBuf(b *[]byte) {
 	}
 }
 
-// start runs the writer and the reader of r (the server's stdout).
+// start runs the reader of r (the server's stdout).
 func (u *upstream) start(r io.Reader, maxLine int) {
-	go u.writeLoop()
 	go u.readLoop(r, maxLine)
-}
-
-func (u *upstream) writeLoop() {
-	for {
-		select {
-		case b := <-u.queue:
-			_, err := u.w.Write(*b)
-			putBuf(b)
-			if err != nil {
-				u.fail(fmt.Errorf("%w: writing to the server: %v", mcp.ErrServerClosed, err))
-				return
-			}
-		case <-u.done:
-			return
-		}
-	}
 }
 
 // Done is closed when the server's stdout ended; Err says why.
@@ -112,25 +94,11 @@ func (u *upstream) fail(err error) {
 	u.mu.Unlock()
 }
 
-// send queues one line (with its newline) for the server. It owns b.
+// send writes one line (with its newline) to the server. It owns b.
 func (u *upstream) send(b *[]byte) error {
-	select {
-	case u.queue <- b:
-		return nil
-	default:
-	}
-	t := time.NewTimer(u.writeTimeout)
-	defer t.Stop()
-	select {
-	case u.queue <- b:
-		return nil
-	case <-u.done:
-		putBuf(b)
-		return u.Err()
-	case <-t.C:
-		putBuf(b)
-		return fmt.Errorf("the server has not read its input for %v", u.writeTimeout)
-	}
+	err := u.lw.writeLine(*b)
+	putBuf(b)
+	return err
 }
 
 // notify sends a notification upstream.

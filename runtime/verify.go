@@ -84,9 +84,10 @@ func (p *proxy) auditRequests(next Handler) Handler {
 		default:
 			out.Outcome = "ok"
 		}
-		if err := p.record(&out); err != nil {
-			p.logf("%v", err)
-		}
+		req.after = append(req.after, func() {
+			out.Session, out.Server = p.session, p.name
+			p.audit.WriteSoon(&out)
+		})
 		return resp, err
 	}
 }

@@ -120,6 +120,38 @@ func Merge(c Client, current []byte, ls []Launch) ([]byte, error) {
 	return append(encodeObject(top, ""), '\n'), nil
 }
 
+// Bypassing returns the servers of a client file that do not launch
+// mcpform run: the client starts them directly, past every check. After
+// an import renamed a server, its old entry is one of them.
+func Bypassing(c Client, data []byte) []string {
+	top, err := object(data)
+	if err != nil {
+		return nil
+	}
+	raw, ok := lookup(top, c.serversKey())
+	if !ok {
+		return nil
+	}
+	servers, err := object(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range servers {
+		var e struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		json.Unmarshal(m.Value, &e)
+		base := e.Command[strings.LastIndexAny(e.Command, `/\`)+1:]
+		base = strings.TrimSuffix(strings.ToLower(base), ".exe")
+		if base != "mcpform" || len(e.Args) == 0 || e.Args[0] != "run" {
+			out = append(out, m.Key)
+		}
+	}
+	return out
+}
+
 // encodeObject writes members as a JSON object indented by two spaces per
 // level, starting at indent. Values read from a file (src) and values
 // already encoded at their depth are written as they are; the others are

@@ -124,3 +124,20 @@ func TestDiff(t *testing.T) {
 		t.Error("equal inputs gave a diff")
 	}
 }
+
+func TestBypassing(t *testing.T) {
+	current, err := os.ReadFile("testdata/clientconfig/claude_desktop_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := Merge(ClaudeDesktop, current, testLaunches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"filesystem"}, Bypassing(ClaudeDesktop, merged)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := Bypassing(VSCode, []byte(`{"servers": {"a": {"command": "C:\\bin\\mcpform.exe", "args": ["run", "a"]}, "b": {"url": "https://x"}}}`)); !cmp.Equal(got, []string{"b"}) {
+		t.Errorf("got %q", got)
+	}
+}

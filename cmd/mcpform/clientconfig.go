@@ -152,6 +152,10 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 		return exitError
 	}
 	fmt.Fprintf(io.err, "Updated %s: %d server(s) now launch mcpform run. Restart %s to use them.\n", display(file, env), len(launches), f.client.Title())
+	if others := onboard.Bypassing(f.client, merged); len(others) > 0 {
+		fmt.Fprintf(io.err, "Note: %s still starts %s directly, past mcpform: remove %s from %s, or add %s to mcp.hcl, plan and apply.\n",
+			f.client.Title(), strings.Join(others, ", "), map[bool]string{true: "it", false: "them"}[len(others) == 1], display(file, env), map[bool]string{true: "it", false: "them"}[len(others) == 1])
+	}
 	return exitOK
 }
 

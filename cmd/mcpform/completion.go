@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -85,6 +86,9 @@ type cmdFlags struct {
 	Name   string
 	Flags  []string // "-lock", "-json", …
 	Values []string // the flags that take a value
+	// Words are the subcommand words its usage lines start with:
+	// "list reset" for "mcpform taint list …" and "mcpform taint reset …".
+	Words []string
 }
 
 // defaultsLine matches a flag line of flag.PrintDefaults: "  -lock string"
@@ -107,6 +111,10 @@ func tableNames() []string {
 	return names
 }
 
+// usageWord matches the first word after the command in a usage line:
+// "mcpform taint list [-json]", "mcpform completion bash|zsh".
+var usageWord = regexp.MustCompile(`mcpform ([a-z-]+) ([a-z]+(?:\|[a-z]+)*)(?:\s|$)`)
+
 // commandHelp runs a command with -h and returns what it printed.
 func commandHelp(ctx context.Context, name string) string {
 	var out bytes.Buffer
@@ -121,6 +129,14 @@ func allCommandFlags(ctx context.Context) []cmdFlags {
 	for _, name := range tableNames() {
 		c := cmdFlags{Name: name}
 		for _, line := range strings.Split(commandHelp(ctx, name), "\n") {
+			usageLine := strings.HasPrefix(line, "Usage: ") || strings.HasPrefix(strings.TrimSpace(line), "mcpform ")
+			if u := usageWord.FindStringSubmatch(line); usageLine && u != nil && u[1] == name {
+				for _, w := range strings.Split(u[2], "|") {
+					if !slices.Contains(c.Words, w) {
+						c.Words = append(c.Words, w)
+					}
+				}
+			}
 			m := defaultsLine.FindStringSubmatch(line)
 			if m == nil {
 				continue
@@ -160,17 +176,18 @@ autoload -U +X bashcompinit && bashcompinit
 # Load it with: source <(mcpform completion bash)
 {{end}}
 _mcpform() {
-  local cur prev cmd lockfile i flags values
+  local cur prev cmd lockfile i flags values words nargs
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   cmd=""
   lockfile=""
+  nargs=0
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
       -chdir) ((i++)) ;;
       -lock) [[ -n "$cmd" ]] && lockfile="${COMP_WORDS[i+1]}"; ((i++)) ;;
       -*) ;;
-      *) [[ -z "$cmd" ]] && cmd="${COMP_WORDS[i]}" ;;
+      *) if [[ -z "$cmd" ]]; then cmd="${COMP_WORDS[i]}"; else ((nargs++)); fi ;;
     esac
   done
   if [[ -z "$cmd" ]]; then
@@ -183,9 +200,9 @@ _mcpform() {
   fi
   case "$cmd" in
 {{- range .Flags}}
-    {{.Name}}) flags="{{join .Flags " "}}"; values="{{join .Values " "}}" ;;
+    {{.Name}}) flags="{{join .Flags " "}}"; values="{{join .Values " "}}"; words="{{join .Words " "}}" ;;
 {{- end}}
-    *) flags=""; values="" ;;
+    *) flags=""; values=""; words="" ;;
   esac
   if [[ "$prev" == "-client" ]]; then
     COMPREPLY=($(compgen -W "claude claude-code vscode cursor" -- "$cur"))
@@ -199,11 +216,13 @@ _mcpform() {
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
     return
   fi
+  if [[ -n "$words" && $nargs -eq 0 ]]; then
+    COMPREPLY=($(compgen -W "$words" -- "$cur"))
+    return
+  fi
   case "$cmd" in
     {{join .Servers "|"}})
       COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" completion -servers ${lockfile:+-lock "$lockfile"} 2>/dev/null)" -- "$cur")) ;;
-    completion)
-      COMPREPLY=($(compgen -W "bash zsh" -- "$cur")) ;;
     *)
       COMPREPLY=($(compgen -f -- "$cur")) ;;
   esac

@@ -170,6 +170,12 @@ func Import(data []byte, opts Options) (*Result, error) {
 			if hasValue(e.Value) {
 				withValues = append(withValues, e.Key)
 			}
+			var v string
+			if json.Unmarshal(e.Value, &v) == nil {
+				if m := vscodeInput.FindStringSubmatch(v); m != nil {
+					note(false, "%s took its value from the VS Code input %q, which only VS Code can prompt for", e.Key, m[1])
+				}
+			}
 		}
 		if len(withValues) > 0 {
 			note(false, "the client file set %s; mcp.hcl keeps only the names (values are never copied): set %s in the environment mcpform runs in",
@@ -365,6 +371,10 @@ func vscodeInputs(top []member) []Note {
 	}
 	return []Note{{Text: fmt.Sprintf("VS Code prompts for the inputs %s; mcpform takes values only from the environment: set the variables that used them before running mcpform", strings.Join(ids, ", "))}}
 }
+
+// vscodeInput matches VS Code's ${input:ID} variable; the ID is the
+// input's name in the file, not a value.
+var vscodeInput = regexp.MustCompile(`\$\{input:([^}]*)\}`)
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

@@ -313,7 +313,7 @@ func (g *taintGate) elicitation(req *Request, st *taint.State) []byte {
 	fmt.Fprintf(&m, "mcpform: approve this call?\n\nServer: %s\nTool: %s\n", quoteVisible(req.Server), quoteVisible(req.Item))
 	m.WriteString(describeArgs(req.Arguments))
 	if ev, ok := st.First(); ok {
-		fmt.Fprintf(&m, "\nThis session was tainted at %s by server %s, %s", ev.Time.Format(time.RFC3339), quoteVisible(ev.Server), quoteVisible(ev.Source))
+		fmt.Fprintf(&m, "\nThis session was tainted at %s by server %s, source %s", ev.Time.Format(time.RFC3339), quoteVisible(ev.Server), quoteVisible(ev.Source))
 		if ev.Item != "" && ev.Item != ev.Source {
 			fmt.Fprintf(&m, " (%s)", quoteVisible(ev.Item))
 		}

@@ -282,7 +282,7 @@ func TestTaintLegacyTwoRuns(t *testing.T) {
 	if text != "sent" || isErr {
 		t.Fatalf("approved call: %q %v", text, isErr)
 	}
-	for _, want := range []string{`Server: "mail"`, `Tool: "send_email"`, `to = attacker@evil.example`, `by server "web", "fetch"`, "mcpform taint reset u"} {
+	for _, want := range []string{`Server: "mail"`, `Tool: "send_email"`, `to = attacker@evil.example`, `by server "web", source "fetch"`, "mcpform taint reset u"} {
 		if !strings.Contains(asked, want) {
 			t.Errorf("the approval request does not show %q:\n%s", want, asked)
 		}

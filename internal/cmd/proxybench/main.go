@@ -12,7 +12,8 @@
 //	go run ./internal/cmd/proxybench [-n 20000] [-tools 1000] [-mcpform PATH]
 //
 // Without -mcpform it builds ./cmd/mcpform first. The proxied runs write a
-// real audit log (to a temporary directory), as a client's run would.
+// real audit log (to a temporary directory, or to PROXYBENCH_AUDIT_DIR), as
+// a client's run would: every call is in the log before it is forwarded.
 package main
 
 import (
@@ -292,7 +293,12 @@ func bench(n, tools int, mcpform string) error {
 	d := measure(direct, n)
 	direct.close()
 
-	proxied, err := start([]string{mcpform, "run", "-lock", lockPath, "-audit", filepath.Join(dir, "audit.jsonl"), "echo"}, []string{"HOME=" + dir})
+	auditPath := filepath.Join(dir, "audit.jsonl")
+	if d := os.Getenv("PROXYBENCH_AUDIT_DIR"); d != "" {
+		auditPath = filepath.Join(d, "proxybench-audit.jsonl")
+		defer os.Remove(auditPath)
+	}
+	proxied, err := start([]string{mcpform, "run", "-lock", lockPath, "-audit", auditPath, "echo"}, []string{"HOME=" + dir})
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,8 @@ type AuditLog struct {
 	mu      sync.Mutex
 	batch   *auditBatch // records waiting for the writing goroutine
 	writing bool
+	idle    *sync.Cond  // signalled when writing ends
+	closed  bool
 	timer   *time.Timer // flushes WriteSoon's records
 
 	f    *os.File
@@ -78,15 +80,35 @@ func OpenAudit(path string) (*AuditLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	return &AuditLog{f: f, path: path, size: -1, pid: os.Getpid()}, nil
+	a := &AuditLog{f: f, path: path, size: -1, pid: os.Getpid()}
+	a.idle = sync.NewCond(&a.mu)
+	return a, nil
 }
 
 // Path returns the file's path.
 func (a *AuditLog) Path() string { return a.path }
 
-// Close writes what is held back and closes the file.
+// errAuditClosed is a record written after Close.
+var errAuditClosed = errors.New("audit log: already closed")
+
+// Close writes what is held back, waits for a write under way, and closes
+// the file; later writes fail.
 func (a *AuditLog) Close() error {
 	err := a.Flush()
+	a.mu.Lock()
+	for a.writing {
+		a.idle.Wait()
+	}
+	if a.closed {
+		a.mu.Unlock()
+		return err
+	}
+	a.closed = true
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
+	}
+	a.mu.Unlock()
 	if cerr := a.f.Close(); err == nil {
 		err = cerr
 	}
@@ -135,6 +157,13 @@ func ArgDigests(args json.RawMessage) map[string]string {
 // for that. Alone a record costs nothing extra; 64 at once cost one append.
 func (a *AuditLog) Write(rec *Record) error {
 	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		if rec == nil {
+			return nil
+		}
+		return errAuditClosed
+	}
 	if a.batch == nil {
 		a.batch = &auditBatch{done: make(chan struct{})}
 	}
@@ -161,6 +190,7 @@ func (a *AuditLog) Write(rec *Record) error {
 		a.mu.Lock()
 	}
 	a.writing = false
+	a.idle.Broadcast()
 	a.mu.Unlock()
 	return mine.err
 }
@@ -171,6 +201,9 @@ func (a *AuditLog) Write(rec *Record) error {
 func (a *AuditLog) WriteSoon(rec *Record) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
 	if a.batch == nil {
 		a.batch = &auditBatch{done: make(chan struct{})}
 	}
@@ -195,6 +228,9 @@ type auditBatch struct {
 // writeBatch appends recs, chained, under the file lock. Only the writing
 // goroutine calls it.
 func (a *AuditLog) writeBatch(recs []*Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
 	if err := lockFile(a.f); err != nil {
 		return fmt.Errorf("audit log: locking %s: %w", a.path, err)
 	}
@@ -210,9 +246,6 @@ func (a *AuditLog) writeBatch(recs []*Record) error {
 		if err != nil {
 			return fmt.Errorf("audit log: reading its last line: %w", err)
 		}
-	}
-	if len(recs) == 0 {
-		return nil
 	}
 	b := a.buf[:0]
 	if newline {

@@ -147,6 +147,7 @@ type proxy struct {
 	srvSem     chan struct{}
 
 	wg       sync.WaitGroup
+	closing  bool // under mu: no request starts once the run is ending
 	inflSem  chan struct{}
 	stderrMu sync.Mutex
 }
@@ -323,18 +324,30 @@ func (p *proxy) shutdown() {
 	p.proc.Close()
 }
 
-// drain waits for the requests in flight, at most DrainTimeout.
+// drain stops new requests and waits for those in flight, at most
+// DrainTimeout; then it cancels them and stops writing to the client, so
+// that none outlives the run (and its audit log).
 func (p *proxy) drain() {
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		return
 	case <-time.After(p.opts.DrainTimeout):
-		p.mu.Lock()
-		for _, cancel := range p.inflight {
-			cancel()
-		}
-		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	for _, cancel := range p.inflight {
+		cancel()
+	}
+	p.mu.Unlock()
+	p.out.abort(errors.New("the run is ending"))
+	select {
+	case <-done:
+	case <-time.After(p.opts.DrainTimeout):
+		p.logf("%d requests did not end in time", len(p.inflight))
 	}
 }
 
@@ -442,6 +455,13 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 	}
 	ctx, cancel := context.WithCancel(withClient(context.Background(), p))
 	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		cancel()
+		<-p.inflSem
+		p.writeError(msg.ID, mcp.CodeInternalError, "mcpform run is ending", nil)
+		return
+	}
 	if _, dup := p.inflight[msg.ID]; dup {
 		p.mu.Unlock()
 		cancel()
@@ -450,8 +470,8 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 		return
 	}
 	p.inflight[msg.ID] = cancel
+	p.wg.Add(1) // under mu, so never after drain's Wait began
 	p.mu.Unlock()
-	p.wg.Add(1)
 	go p.handle(ctx, cancel, req)
 }
 

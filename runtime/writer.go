@@ -112,3 +112,18 @@ func (lw *lineWriter) write(b []byte) error {
 	_, err := lw.w.Write(b)
 	return err
 }
+
+// abort fails every later write and wakes writers waiting for room; a write
+// under way gets an immediate deadline when the stream has deadlines.
+func (lw *lineWriter) abort(err error) {
+	lw.mu.Lock()
+	if lw.err == nil {
+		lw.err = err
+	}
+	lw.buf = nil
+	lw.cond.Broadcast()
+	lw.mu.Unlock()
+	if d, ok := lw.w.(deadliner); ok {
+		_ = d.SetWriteDeadline(time.Now())
+	}
+}

@@ -55,7 +55,7 @@ type AuditLog struct {
 	mu      sync.Mutex
 	batch   *auditBatch // records waiting for the writing goroutine
 	writing bool
-	idle    *sync.Cond  // signalled when writing ends
+	idle    *sync.Cond // signalled when writing ends
 	closed  bool
 	timer   *time.Timer // flushes WriteSoon's records
 

@@ -171,10 +171,9 @@ func (a *AuditLog) Write(rec *Record) error {
 	if rec != nil {
 		mine.recs = append(mine.recs, rec)
 	}
-	if a.timer != nil {
-		a.timer.Stop()
-		a.timer = nil
-	}
+	// An armed flush timer stays armed (it finds nothing to write, or
+	// what WriteSoon added since): stopping and re-arming a timer on every
+	// call woke the network poller twice per request.
 	if a.writing {
 		a.mu.Unlock()
 		<-mine.done
@@ -208,8 +207,13 @@ func (a *AuditLog) WriteSoon(rec *Record) {
 		a.batch = &auditBatch{done: make(chan struct{})}
 	}
 	a.batch.recs = append(a.batch.recs, rec)
-	if !a.writing && a.timer == nil {
-		a.timer = time.AfterFunc(laterDelay, func() { _ = a.Write(nil) })
+	if a.timer == nil {
+		a.timer = time.AfterFunc(laterDelay, func() {
+			a.mu.Lock()
+			a.timer = nil
+			a.mu.Unlock()
+			_ = a.Write(nil)
+		})
 	}
 }
 

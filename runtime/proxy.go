@@ -150,6 +150,18 @@ type proxy struct {
 	closing  bool // under mu: no request starts once the run is ending
 	inflSem  chan struct{}
 	stderrMu sync.Mutex
+
+	// work hands a request to an idle worker; quit ends idle workers when
+	// the run returns. See dispatch.
+	work chan job
+	quit chan struct{}
+}
+
+// job is one request for a worker.
+type job struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	req    *Request
 }
 
 // Run serves the client on opts.Stdin/Stdout until it closes its input (nil),
@@ -217,6 +229,8 @@ func newProxy(opts Options) (*proxy, error) {
 		srvTokens: map[string]bool{},
 		srvSem:    make(chan struct{}, 16),
 		inflSem:   make(chan struct{}, opts.MaxInFlight),
+		work:      make(chan job),
+		quit:      make(chan struct{}),
 	}
 	if p.modernUp {
 		b := []byte(`"io.modelcontextprotocol/protocolVersion":`)
@@ -256,6 +270,7 @@ func (p *proxy) record(r *Record) error {
 }
 
 func (p *proxy) run(ctx context.Context) error {
+	defer close(p.quit)
 	if err := p.record(&Record{Event: "start", Detail: "surface " + p.entry.Digests.Surface}); err != nil {
 		return err
 	}
@@ -472,7 +487,33 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 	p.inflight[msg.ID] = cancel
 	p.wg.Add(1) // under mu, so never after drain's Wait began
 	p.mu.Unlock()
-	go p.handle(ctx, cancel, req)
+	p.dispatch(job{ctx, cancel, req})
+}
+
+// dispatch runs a request on an idle worker, or on a new one when all are
+// busy (at most MaxInFlight exist, as inflSem bounds the requests).
+//
+// Workers live for the whole run rather than one goroutine per request: a
+// fresh goroutine starts on a small stack, and the handler chain grew it on
+// every request (runtime.copystack was the largest user-space cost in a
+// profile of the proxy); a worker keeps the stack it grew once.
+func (p *proxy) dispatch(j job) {
+	select {
+	case p.work <- j:
+	default:
+		go p.worker(j)
+	}
+}
+
+func (p *proxy) worker(j job) {
+	for {
+		p.handle(j.ctx, j.cancel, j.req)
+		select {
+		case j = <-p.work:
+		case <-p.quit:
+			return
+		}
+	}
 }
 
 func (p *proxy) handle(ctx context.Context, cancel context.CancelFunc, req *Request) {

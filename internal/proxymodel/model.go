@@ -1,0 +1,377 @@
+// Package proxymodel is a reference model of the rules `mcpform run`
+// enforces (DESIGN.md section 6), written apart from package runtime so
+// that the two can be compared: given what is locked, the taint policy, the
+// session's taint state and what happened so far, it says for each client
+// message whether it must be forwarded, answered from the lock, refused
+// (and with which error class), refused by quarantine, or held for the
+// user's approval; and for each server message whether it reaches the
+// client, is dropped, or is answered by the proxy.
+//
+// It is pure and works on abstract messages (Msg, Act): the property tests
+// in this package render them as JSON-RPC lines, drive the real runtime.Run
+// with them, and compare every step with Model. docs/GUARANTEES.md lists
+// the guarantees the comparison checks.
+package proxymodel
+
+import "strings"
+
+// JSON-RPC codes the model names.
+const (
+	CodeParse          = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternal       = -32603
+	CodeQuarantined    = -32002
+)
+
+// Tool is a locked tool as the model sees its input schema.
+type Tool struct {
+	// Required: the schema requires an argument. Closed: it names its
+	// properties and allows no others.
+	Required, Closed bool
+}
+
+// Prompt is a locked prompt: whether it has a required argument.
+type Prompt struct{ Required bool }
+
+// Server is one server of the session as locked.
+type Server struct {
+	Name      string
+	Tools     map[string]Tool
+	Prompts   map[string]Prompt
+	Resources map[string]bool // locked URIs, and URIs matching a locked template
+	// Sources and Sinks are policy.taint ("resources:*" for every
+	// resources/read).
+	Sources, Sinks map[string]bool
+	// ServerRequests are the server→client request methods the lock's
+	// client capabilities allow.
+	ServerRequests map[string]bool
+	// Lists are the list methods its locked capabilities offer.
+	Lists map[string]bool
+	// Subscribe, Completions, Logging are locked capabilities.
+	Subscribe, Completions, Logging bool
+}
+
+// Frame says how a client message is framed.
+type Frame int
+
+const (
+	FrameOK        Frame = iota
+	FrameGarbage         // not JSON
+	FrameHuge            // over the line limit
+	FrameBatch           // a JSON array
+	FrameDupKey          // a key twice in one object
+	FrameUnknownTop      // a wrong-case or unknown top-level member ("Method")
+)
+
+// Args classifies a call's arguments against the locked schema.
+type Args int
+
+const (
+	ArgsGood      Args = iota
+	ArgsAbsent         // no "arguments" member
+	ArgsBadType        // a value the schema refuses
+	ArgsExtra          // an argument the schema does not name
+	ArgsMissing        // a required argument left out
+	ArgsNotObject      // arguments that are not an object
+	ArgsCaseTwin       // a second key differing only in case from one the schema names
+)
+
+// Params classifies the params object of a request.
+type Params int
+
+const (
+	ParamsGood          Params = iota
+	ParamsNameWrongCase        // "Name" instead of "name"
+	ParamsCaseSmuggle          // "name" plus a wrong-case twin naming another item
+	ParamsArgsWrongCase        // "Arguments" instead of "arguments"
+)
+
+// Answer is the client's answer to the proxy's approval request.
+type Answer int
+
+const (
+	AnswerAccept Answer = iota
+	AnswerDecline
+)
+
+// Msg is one client message.
+type Msg struct {
+	Server string
+	Frame  Frame
+	// Notification: no id.
+	Notification bool
+	Method       string
+	Item         string // tool or prompt name, resource URI
+	Args         Args
+	Params       Params
+	// Retry is a 2026-07-28 retry carrying the proxy's requestState and
+	// the user's Answer.
+	Retry  bool
+	Answer Answer
+}
+
+// Class is what must happen to a client message.
+type Class int
+
+const (
+	None        Class = iota // no answer (a notification)
+	Local                    // answered by the proxy from the lock
+	Forward                  // sent to the server; its answer comes back
+	Refuse                   // a JSON-RPC error with Code
+	ToolRefuse               // a tools/call result with isError, from mcpform; not forwarded
+	Quarantined              // -32002
+	Ask                      // the user is asked (legacy: elicitation/create; modern: input_required)
+	Gone                     // the server exited: -32603
+)
+
+var classNames = [...]string{"none", "local", "forward", "refuse", "tool-refuse", "quarantined", "ask", "gone"}
+
+func (c Class) String() string { return classNames[c] }
+
+// Verdict is the model's answer for one client message. For an Ask,
+// After is what happens once the user answered (legacy), when the answer
+// is known.
+type Verdict struct {
+	Class Class
+	Code  int
+	After *Verdict
+}
+
+// State is what the model remembers of a session.
+type State struct {
+	Modern      bool            // the client speaks 2026-07-28
+	ClientCaps  map[string]bool // declared client capabilities (elicitation, roots, sampling)
+	Tainted     bool
+	Quarantined map[string]bool
+	Exited      map[string]bool
+	// LiveDrifted: the server's live surface no longer matches the lock
+	// (whether or not it said so).
+	LiveDrifted map[string]bool
+}
+
+// Model is the reference: the servers of one client session and its state.
+type Model struct {
+	Servers map[string]*Server
+	State   State
+}
+
+// New returns a model of a fresh session.
+func New(modern bool, clientCaps map[string]bool, servers ...*Server) *Model {
+	m := &Model{Servers: map[string]*Server{}, State: State{Modern: modern, ClientCaps: clientCaps, Quarantined: map[string]bool{}, Exited: map[string]bool{}, LiveDrifted: map[string]bool{}}}
+	for _, s := range servers {
+		m.Servers[s.Name] = s
+	}
+	return m
+}
+
+var lockAnswered = map[string]bool{
+	"initialize": true, "server/discover": true,
+	"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true,
+}
+
+// Client says what must happen to msg. When the answer is Ask and answer
+// is given (legacy), After says what happens once the user answered.
+// Client does not change the state: Observe does, with what the server
+// did.
+func (m *Model) Client(msg Msg, answer Answer) Verdict {
+	switch msg.Frame {
+	case FrameGarbage, FrameDupKey:
+		return Verdict{Class: Refuse, Code: CodeParse}
+	case FrameHuge, FrameBatch, FrameUnknownTop:
+		return Verdict{Class: Refuse, Code: CodeInvalidRequest}
+	}
+	if msg.Notification {
+		return Verdict{Class: None}
+	}
+	s := m.Servers[msg.Server]
+	if msg.Method == "ping" {
+		return Verdict{Class: Local} // answered before anything else, even in quarantine
+	}
+	// Deny by default for a server that drifted: every request, local or
+	// not, is refused.
+	if m.State.Quarantined[s.Name] {
+		return Verdict{Class: Quarantined, Code: CodeQuarantined}
+	}
+	// The taint gate sees the item as named (before the lock is
+	// consulted): a sink call in a tainted session needs approval.
+	if m.isSink(s, msg) && m.State.Tainted {
+		if !m.State.ClientCaps["elicitation"] {
+			return Verdict{Class: ToolRefuse}
+		}
+		if m.State.Modern {
+			if !msg.Retry {
+				return Verdict{Class: Ask}
+			}
+			if msg.Answer != AnswerAccept {
+				return Verdict{Class: ToolRefuse}
+			}
+			return m.enforce(s, msg)
+		}
+		after := Verdict{Class: ToolRefuse}
+		if answer == AnswerAccept {
+			after = m.enforce(s, msg)
+		}
+		return Verdict{Class: Ask, After: &after}
+	}
+	return m.enforce(s, msg)
+}
+
+func (m *Model) isSink(s *Server, msg Msg) bool {
+	return msg.Method == "tools/call" && msg.Params != ParamsNameWrongCase && s.Sinks[msg.Item]
+}
+
+// IsSource reports whether an answered msg taints the session.
+func (m *Model) IsSource(msg Msg) bool {
+	s := m.Servers[msg.Server]
+	switch msg.Method {
+	case "tools/call":
+		return msg.Params != ParamsNameWrongCase && s.Sources[msg.Item]
+	case "resources/read":
+		return s.Sources["resources:*"]
+	case "prompts/get":
+		return s.Sources["prompts:*"]
+	}
+	return false
+}
+
+// enforce is the lock's part: only locked items, arguments as the locked
+// schema says, no smuggled keys, unknown methods refused.
+func (m *Model) enforce(s *Server, msg Msg) Verdict {
+	refuse := func(code int) Verdict { return Verdict{Class: Refuse, Code: code} }
+	if lockAnswered[msg.Method] {
+		if strings.HasSuffix(msg.Method, "/list") && !s.Lists[msg.Method] {
+			return refuse(CodeMethodNotFound)
+		}
+		return Verdict{Class: Local}
+	}
+	switch msg.Method {
+	case "tools/call":
+		if msg.Params != ParamsGood {
+			return refuse(CodeInvalidParams)
+		}
+		t, ok := s.Tools[msg.Item]
+		if !ok {
+			return refuse(CodeInvalidParams)
+		}
+		switch msg.Args {
+		case ArgsNotObject, ArgsBadType, ArgsCaseTwin:
+			return Verdict{Class: ToolRefuse}
+		case ArgsExtra:
+			if t.Closed {
+				return Verdict{Class: ToolRefuse}
+			}
+		case ArgsMissing, ArgsAbsent:
+			if t.Required {
+				return Verdict{Class: ToolRefuse}
+			}
+		}
+		return m.forward(s)
+	case "prompts/get":
+		if msg.Params != ParamsGood {
+			return refuse(CodeInvalidParams)
+		}
+		p, ok := s.Prompts[msg.Item]
+		if !ok {
+			return refuse(CodeInvalidParams)
+		}
+		switch msg.Args {
+		case ArgsNotObject, ArgsBadType, ArgsExtra, ArgsCaseTwin:
+			return refuse(CodeInvalidParams)
+		case ArgsMissing, ArgsAbsent:
+			if p.Required {
+				return refuse(CodeInvalidParams)
+			}
+		}
+		return m.forward(s)
+	case "resources/read":
+		if msg.Params != ParamsGood || !s.Resources[msg.Item] {
+			return refuse(CodeInvalidParams)
+		}
+		return m.forward(s)
+	case "resources/subscribe":
+		if !s.Subscribe {
+			return refuse(CodeMethodNotFound)
+		}
+	case "completion/complete":
+		if !s.Completions {
+			return refuse(CodeMethodNotFound)
+		}
+	case "logging/setLevel":
+		if !s.Logging {
+			return refuse(CodeMethodNotFound)
+		}
+	}
+	return refuse(CodeMethodNotFound)
+}
+
+func (m *Model) forward(s *Server) Verdict {
+	return Verdict{Class: Forward}
+}
+
+// Act is what the server did while answering a forwarded call (its
+// hostile.Action).
+type Act struct {
+	Do     string
+	Method string // for srvreq
+}
+
+// ServerVerdict says what must happen to what the server did.
+type ServerVerdict struct {
+	// Call is what the client gets for the call: Forward (the server's
+	// answer) or Gone.
+	Call Class
+	// Request is set for a server→client request: Passed says the client
+	// sees it; otherwise the proxy answers the server with an error.
+	Request, Passed bool
+	// QuarantineAfter: every later request to this server is refused.
+	QuarantineAfter bool
+}
+
+// Server says what must happen to act, done while the server answers a
+// forwarded call, and updates the state. Garbage, smuggled keys, wrong or
+// repeated ids and over-long lines never reach the client (the proxy drops
+// them, and the real answer that follows is passed on).
+func (m *Model) Server(server string, act Act) ServerVerdict {
+	s := m.Servers[server]
+	v := ServerVerdict{Call: Forward}
+	switch act.Do {
+	case "exit":
+		m.State.Exited[server] = true
+		v.Call = Gone
+	case "srvreq":
+		v.Request = true
+		need := map[string]string{"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}[act.Method]
+		v.Passed = need != "" && s.ServerRequests[act.Method] && m.State.ClientCaps[need] && !m.State.Quarantined[server]
+	case "drift":
+		// Definitional drift on list_changed: quarantine before the
+		// answer to the next request.
+		m.State.LiveDrifted[server] = true
+		v.QuarantineAfter = true
+		m.State.Quarantined[server] = true
+	case "nodrift":
+		// list_changed is checked against the lock, not against the last
+		// listing: an earlier silent change is found now.
+		if m.State.LiveDrifted[server] {
+			v.QuarantineAfter = true
+			m.State.Quarantined[server] = true
+		}
+	case "silentdrift":
+		// Unannounced: the proxy cannot know, but serves the locked lists
+		// and refuses what is not locked, so nothing changes for the
+		// client.
+		m.State.LiveDrifted[server] = true
+	}
+	return v
+}
+
+// Answered records that msg got v (after any approval), so a source result
+// taints the session: any answer to a source call that is not a JSON-RPC
+// error counts, a tool error included (the proxy cannot tell whether the
+// source's text is in it).
+func (m *Model) Answered(msg Msg, v Verdict) {
+	if (v.Class == Forward || v.Class == ToolRefuse) && m.IsSource(msg) {
+		m.State.Tainted = true
+	}
+}

@@ -57,12 +57,12 @@ type Server struct {
 type Frame int
 
 const (
-	FrameOK        Frame = iota
-	FrameGarbage         // not JSON
-	FrameHuge            // over the line limit
-	FrameBatch           // a JSON array
-	FrameDupKey          // a key twice in one object
-	FrameUnknownTop      // a wrong-case or unknown top-level member ("Method")
+	FrameOK         Frame = iota
+	FrameGarbage          // not JSON
+	FrameHuge             // over the line limit
+	FrameBatch            // a JSON array
+	FrameDupKey           // a key twice in one object
+	FrameUnknownTop       // a wrong-case or unknown top-level member ("Method")
 )
 
 // Args classifies a call's arguments against the locked schema.

@@ -403,15 +403,15 @@ func (s *Session) render(m pm.Msg, id int, extra ...string) string {
 
 // observed is what the client saw for one request.
 type observed struct {
-	class       pm.Class
-	code        int
-	asked       bool // the proxy's own elicitation/create came first
-	passed      []string
-	result      json.RawMessage
-	text        string
-	state       string // requestState of an input_required result
-	errMessage  string
-	lines       []string
+	class      pm.Class
+	code       int
+	asked      bool // the proxy's own elicitation/create came first
+	passed     []string
+	result     json.RawMessage
+	text       string
+	state      string // requestState of an input_required result
+	errMessage string
+	lines      []string
 }
 
 var localMethods = map[string]bool{"initialize": true, "ping": true, "tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true}

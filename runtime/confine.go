@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/mcpform/mcpform/policy"
 	"github.com/mcpform/mcpform/runtime/egress"
@@ -52,11 +53,11 @@ func SandboxHook(c Confinement) func(*exec.Cmd) (func(), error) {
 				undoAll()
 			}
 		}()
-		tmp, err := os.MkdirTemp("", "mcpform-tmp-")
+		tmp, removeTmp, err := PrivateTmp(c.Sandbox)
 		if err != nil {
-			return nil, fmt.Errorf("creating the server's private temporary directory: %w", err)
+			return nil, err
 		}
-		undo = append(undo, func() { os.RemoveAll(tmp) })
+		undo = append(undo, removeTmp)
 		spec, err := sandbox.SpecFromPolicy(c.Sandbox, c.Home, tmp, c.Protect)
 		if err != nil {
 			return nil, fmt.Errorf("server %q: %w", c.Name, err)
@@ -113,4 +114,25 @@ func EgressAuditor(a *AuditLog, session, server string, warn func(error)) func(e
 			warn(err)
 		}
 	}
+}
+
+// PrivateTmp creates a server's fresh private ${TMP}, with the directories
+// its policy names under ${TMP} ("${TMP}/work"), which a fresh directory
+// cannot otherwise hold. The returned func removes it all.
+func PrivateTmp(sb *policy.Sandbox) (string, func(), error) {
+	tmp, err := os.MkdirTemp("", "mcpform-tmp-")
+	if err != nil {
+		return "", nil, fmt.Errorf("creating the server's private temporary directory: %w", err)
+	}
+	remove := func() { os.RemoveAll(tmp) }
+	for _, p := range append(append([]string{}, sb.Filesystem.Read...), sb.Filesystem.Write...) {
+		if !strings.HasPrefix(p, policy.TmpVar+"/") || policy.CheckPath(p) != nil {
+			continue
+		}
+		if err := os.MkdirAll(policy.ExpandPath(p, "", tmp), 0o700); err != nil {
+			remove()
+			return "", nil, fmt.Errorf("creating %s in the server's private temporary directory: %w", p, err)
+		}
+	}
+	return tmp, remove, nil
 }

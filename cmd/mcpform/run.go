@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
@@ -14,9 +15,10 @@ import (
 
 // runFlags is mcpform run's command line.
 type runFlags struct {
-	lockPath  string
-	auditPath string
-	name      string
+	lockPath       string
+	auditPath      string
+	explainSandbox bool
+	name           string
 }
 
 func parseRunFlags(args []string, io *stdio) (runFlags, error) {
@@ -25,8 +27,9 @@ func parseRunFlags(args []string, io *stdio) (runFlags, error) {
 	fs.SetOutput(io.err)
 	fs.StringVar(&f.lockPath, "lock", lock.DefaultPath, "the mcp.lock to serve from (use an absolute path in client configs)")
 	fs.StringVar(&f.auditPath, "audit", "", "the audit log (default $XDG_STATE_HOME/mcpform/audit.jsonl or ~/.local/state/mcpform/audit.jsonl)")
+	fs.BoolVar(&f.explainSandbox, "explain-sandbox", false, "print the server's effective sandbox (paths, runtime base, destinations) and exit without starting it")
 	fs.Usage = func() {
-		fmt.Fprintln(io.err, "Usage: mcpform run [-lock FILE] [-audit FILE] NAME")
+		fmt.Fprintln(io.err, "Usage: mcpform run [-lock FILE] [-audit FILE] [-explain-sandbox] NAME")
 		fmt.Fprintln(io.err)
 		fmt.Fprintln(io.err, "Serve the locked server NAME on stdin/stdout: the enforcing proxy a client config launches.")
 		fmt.Fprintln(io.err)
@@ -70,12 +73,29 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 			return exitError
 		}
 	}
+	dir, err := filepath.Abs(filepath.Dir(f.lockPath))
+	if err != nil {
+		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
+		return exitError
+	}
+	if f.explainSandbox {
+		return explainSandbox(io, f.name, entry, f.lockPath, auditPath, dir)
+	}
 	audit, err := runtime.OpenAudit(auditPath)
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
 		return exitError
 	}
 	defer audit.Close()
+	// The server runs confined by its sandbox policy, if it has one; its
+	// egress proxy records into the run's own audit log.
+	confine := newConfiner(io, f.lockPath, auditPath)
+	confine.audit = audit
+	prepare, err := confine.hook(f.name, entry.Policy)
+	if err != nil {
+		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
+		return exitError
+	}
 	in, out := io.in, io.out
 	// The real stdio, not a test's buffers: let the poller wait on it.
 	if f, ok := in.(*os.File); ok && f == os.Stdin {
@@ -91,6 +111,10 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 		Stdout: out,
 		Stderr: io.err,
 		Audit:  audit,
+		// Relative commands resolve against the lock's directory, as
+		// they did when plan probed them from mcp.hcl's.
+		Dir:     dir,
+		Prepare: prepare,
 		// The taint gate goes on every entry: another server of the session may taint this one's sinks.
 		Middlewares: []runtime.Middleware{runtime.TaintGateFor(entry, audit, io.getenv)},
 		LookupEnv: func(name string) (string, bool) {

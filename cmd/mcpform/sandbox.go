@@ -5,10 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/policy"
 	"github.com/mcpform/mcpform/runtime"
+	"github.com/mcpform/mcpform/runtime/sandbox"
 )
 
 // confiner builds the sandbox hooks of one command run: plan and verify
@@ -21,6 +24,7 @@ type confiner struct {
 	// access needs it (for its egress proxy's records).
 	auditPath string
 	audit     *runtime.AuditLog
+	ownAudit  bool
 }
 
 func newConfiner(io *stdio, lockPath, auditPath string) *confiner {
@@ -47,6 +51,7 @@ func (c *confiner) hook(name string, p *policy.Policy) (func(*exec.Cmd) (func(),
 			if c.audit, err = runtime.OpenAudit(c.auditPath); err != nil {
 				return nil, fmt.Errorf("server %q: its egress proxy needs the audit log: %w", name, err)
 			}
+			c.ownAudit = true
 		}
 		conf.Egress = runtime.EgressAuditor(c.audit, runtime.SessionID(), name, func(err error) {
 			fmt.Fprintf(c.io.err, "mcpform: audit: %s\n", escape.String(err.Error()))
@@ -73,8 +78,9 @@ func (c *confiner) protected() ([]string, error) {
 	return out, nil
 }
 
+// Close closes the audit log the confiner opened itself.
 func (c *confiner) Close() {
-	if c.audit != nil {
+	if c.audit != nil && c.ownAudit {
 		c.audit.Close()
 	}
 }
@@ -87,4 +93,73 @@ func defaultAuditPath(io *stdio) string {
 		return ""
 	}
 	return p
+}
+
+// explainSandbox prints what a server's sandbox would allow, from the lock,
+// without starting anything: the expanded paths, the runtime base, the
+// network destinations.
+func explainSandbox(io *stdio, name string, e *lock.Entry, lockPath, auditPath, dir string) int {
+	if e.Policy == nil || e.Policy.Sandbox == nil {
+		fmt.Fprintf(io.out, "server %q has no sandbox policy: mcpform run starts it unconfined (only its environment is withheld).\n", name)
+		return exitOK
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
+		return exitError
+	}
+	c := newConfiner(io, lockPath, auditPath)
+	protect, err := c.protected()
+	if err != nil {
+		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
+		return exitError
+	}
+	sb := e.Policy.Sandbox
+	tmp, removeTmp, err := runtime.PrivateTmp(sb)
+	if err != nil {
+		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
+		return exitError
+	}
+	defer removeTmp()
+	spec, err := sandbox.SpecFromPolicy(sb, home, tmp, protect)
+	if err != nil {
+		fmt.Fprintf(io.err, "mcpform run: server %q: %v\n", name, err)
+		return exitError
+	}
+	if spec.Network {
+		spec.EgressSocket = "/tmp/mcpform-egress-XXXXXX/egress.sock"
+	}
+	cmd := exec.Command(e.Command[0], e.Command[1:]...)
+	cmd.Dir = dir
+	if lp, err := exec.LookPath(e.Command[0]); err == nil {
+		cmd.Path = lp
+	}
+	grants, err := sandbox.Grants(cmd, spec)
+	if err != nil {
+		fmt.Fprintf(io.err, "mcpform run: server %q: %v\n", name, err)
+		return exitError
+	}
+	w := io.out
+	fmt.Fprintf(w, "server %q runs in a sandbox:\n", name)
+	fmt.Fprintf(w, "  command    %s\n", escape.String(strings.Join(quoteAll(e.Command), " ")))
+	fmt.Fprintf(w, "  namespaces user, mount, pid, network, ipc, uts, cgroup; no capabilities; no_new_privs; seccomp filter\n")
+	fmt.Fprintf(w, "  ${TMP}     a fresh private directory per start (here %s), also TMPDIR\n", tmp)
+	fmt.Fprintln(w, "  filesystem (the runtime base, then the policy):")
+	for _, g := range grants {
+		fmt.Fprintf(w, "    %-13s %s\n", g.Access, escape.String(g.Path))
+	}
+	if len(sb.Network.Allow) == 0 {
+		fmt.Fprintln(w, "  network    none: loopback only, no way out")
+	} else {
+		fmt.Fprintf(w, "  network    through mcpform's egress proxy (%s inside the sandbox), audited, to exactly:\n", sandbox.ProxyAddr)
+		for _, a := range sb.Network.Allow {
+			fmt.Fprintf(w, "    %s\n", escape.String(a))
+		}
+		fmt.Fprintln(w, "    (a name that resolves to a loopback, private or link-local address is refused unless that IP is listed)")
+	}
+	if err := sandbox.Supported(); err != nil {
+		fmt.Fprintf(w, "\nThis machine cannot enforce it, so the server would not start: %s\n", escape.Visible(err.Error()))
+		return exitError
+	}
+	return exitOK
 }

@@ -6,7 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== installing the pinned npm reference servers and the inspector (testdata/npm)"
-(cd testdata/npm && npm ci --no-audit --no-fund --loglevel=error)
+# npm install, not npm ci: the inspector pulls in vite, whose optional
+# dependency napi-windows-process-start-time the registry does not serve, and
+# npm ci refuses a lock without it. npm install keeps every version pinned in
+# package-lock.json (the lock is left unchanged) and skips the missing one.
+(cd testdata/npm && npm install --no-audit --no-fund --loglevel=error)
 
 echo "== downloading Go modules"
 go mod download

@@ -1,0 +1,21 @@
+// Package mutation switches off one of mcpform's protections at a time, so
+// that scripts/mutation.sh can show that a test fails without it (the
+// mutation is "killed"). It exists only for that script.
+//
+// In a normal build Off is a constant false: every hook is dead code the
+// compiler removes, and no flag, variable or file can reach it. Only a
+// build with the tag mcpform_mutation reads MCPFORM_MUTATION, the name of
+// the one protection to switch off:
+//
+//	lockserve   answer list requests with the server's own lists instead of the lock's
+//	argcheck    skip the check of arguments against the locked input schema
+//	casekeys    let wrong-case twins of protocol and argument keys through
+//	quarantine  never quarantine a drifted server
+//	taint       pass every call past the taint gate
+//	landlock    do not apply the Landlock ruleset
+//	seccomp     do not install the seccomp filter
+//	netns       do not give the server its own network namespace
+//	egress      let the egress proxy connect anywhere
+//	auditchain  write every audit record with an empty "prev"
+//	envwithheld pass mcpform's whole environment to the server
+package mutation

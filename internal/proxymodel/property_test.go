@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,9 @@ func (s *Session) model() *pm.Model {
 // shrunk and written to testdata/sessions, which TestProxySeeds replays.
 func TestProxyMatchesModel(t *testing.T) {
 	n := *sessions
+	if v, err := strconv.Atoi(os.Getenv("MCPFORM_PROP_SESSIONS")); err == nil && v > 0 {
+		n = v // scripts/mutation.sh
+	}
 	if testing.Short() {
 		n = min(n, 1000)
 	}

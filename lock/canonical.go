@@ -6,9 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/mcpform/mcpform/internal/jsonscan"
 )
 
 // This file is the lock's RFC 8785 (JSON Canonicalization Scheme) writer.
@@ -101,141 +102,33 @@ func scanMembers(data []byte) ([]member, []byte) {
 }
 
 func appendMembers(members []member, data []byte) ([]member, []byte) {
-	data = skipSpace(data[1:])
-	if data[0] == '}' {
-		return members, data[1:]
+	var buf [16]jsonscan.Member
+	for _, m := range jsonscan.Members(buf[:0], data) {
+		key, _ := scanString(m.Key)
+		members = append(members, member{key: key, value: m.Value})
 	}
-	for {
-		key, rest := scanString(data)
-		rest = skipSpace(rest)[1:] // ':'
-		rest = skipSpace(rest)
-		end := skipValue(rest)
-		members = append(members, member{key: key, value: rest[:len(rest)-len(end)]})
-		data = skipSpace(end)
-		if data[0] == '}' {
-			return members, data[1:]
-		}
-		data = skipSpace(data[1:])
-	}
+	return members, data[jsonscan.SkipValue(data, 0):]
 }
 
 // scanElements splits the array at the start of data into its elements.
 func scanElements(data []byte) [][]byte {
-	var out [][]byte
-	data = skipSpace(data[1:])
-	if data[0] == ']' {
-		return out
-	}
-	for {
-		end := skipValue(data)
-		out = append(out, data[:len(data)-len(end)])
-		data = skipSpace(end)
-		if data[0] == ']' {
-			return out
-		}
-		data = skipSpace(data[1:])
-	}
+	return jsonscan.Elements(nil, data)
 }
 
-func skipSpace(data []byte) []byte {
-	for len(data) > 0 && (data[0] == ' ' || data[0] == '\n' || data[0] == '\r' || data[0] == '\t') {
-		data = data[1:]
-	}
-	return data
-}
+func skipSpace(data []byte) []byte { return data[jsonscan.SkipWS(data, 0):] }
 
 // skipValue returns data after the valid JSON value it starts with.
-func skipValue(data []byte) []byte {
-	switch data[0] {
-	case '"':
-		_, end := skipString(data)
-		return end
-	case '{', '[':
-		depth := 0
-		for i := 0; i < len(data); i++ {
-			switch data[i] {
-			case '"':
-				_, end := skipString(data[i:])
-				i = len(data) - len(end) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return data[i+1:]
-				}
-			}
-		}
-		return nil
-	}
-	n := 0
-	for n < len(data) && (isNumberByte(data[n]) || data[n] >= 'a' && data[n] <= 'z') {
-		n++
-	}
-	return data[n:]
-}
-
-// skipString returns whether the string at the start of data has escapes,
-// and data after it.
-func skipString(data []byte) (bool, []byte) {
-	escaped := false
-	for i := 1; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			escaped = true
-			i++
-		case '"':
-			return escaped, data[i+1:]
-		}
-	}
-	return escaped, nil
-}
+func skipValue(data []byte) []byte { return data[jsonscan.SkipValue(data, 0):] }
 
 // scanString decodes the string at the start of data. Without escapes the
 // result shares data's memory.
 func scanString(data []byte) ([]byte, []byte) {
-	escaped, rest := skipString(data)
-	body := data[1 : len(data)-len(rest)-1]
-	if !escaped {
-		return body, rest
+	end := jsonscan.SkipString(data, 0)
+	raw := data[:end]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : end-1], data[end:]
 	}
-	b := make([]byte, 0, len(body))
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if c != '\\' {
-			b = append(b, c)
-			continue
-		}
-		i++
-		switch body[i] {
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r := hex4(body[i+1:])
-			i += 4
-			if utf16.IsSurrogate(r) && i+6 < len(body) && body[i+1] == '\\' && body[i+2] == 'u' {
-				r = utf16.DecodeRune(r, hex4(body[i+3:]))
-				i += 6
-			}
-			b = utf8.AppendRune(b, r)
-		default: // '"', '\\', '/'
-			b = append(b, body[i])
-		}
-	}
-	return b, rest
-}
-
-func hex4(b []byte) rune {
-	v, _ := strconv.ParseUint(string(b[:4]), 16, 32)
-	return rune(v)
+	return jsonscan.AppendUnquoted(make([]byte, 0, end), raw), data[end:]
 }
 
 func isNumberByte(c byte) bool {

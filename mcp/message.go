@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpform/mcpform/internal/jsonscan"
 	"io"
 	"strconv"
 
@@ -223,7 +224,7 @@ func DecodeMessage(line []byte) (*Message, error) {
 	result, hasResult := f.result, f.result != nil
 	errRaw, hasError := f.error, f.error != nil
 	if rawMethod := f.method; rawMethod != nil {
-		method, ok := jsonString(rawMethod)
+		method, ok := jsonscan.String(rawMethod)
 		if !ok || method == "" {
 			return bad("method must be a non-empty string")
 		}
@@ -398,16 +399,16 @@ type members struct {
 // split fills f from a JSON object that strictjson.Check has accepted,
 // without decoding the values.
 func (f *members) split(obj []byte) error {
-	i := skipWS(obj, 1)
+	i := jsonscan.SkipWS(obj, 1)
 	if i < len(obj) && obj[i] == '}' {
 		return nil
 	}
 	for i < len(obj) {
-		end := skipString(obj, i)
+		end := jsonscan.SkipString(obj, i)
 		rawKey := obj[i:end]
-		i = skipWS(obj, end)
-		i = skipWS(obj, i+1) // ':'
-		vend := skipValue(obj, i)
+		i = jsonscan.SkipWS(obj, end)
+		i = jsonscan.SkipWS(obj, i+1) // ':'
+		vend := jsonscan.SkipValue(obj, i)
 		v := json.RawMessage(obj[i:vend:vend])
 		switch string(rawKey) { // exact bytes: an escaped name is unknown too
 		case `"jsonrpc"`:
@@ -424,97 +425,15 @@ func (f *members) split(obj []byte) error {
 			f.error = v
 		default:
 			if f.unknown == "" {
-				name, _ := jsonString(rawKey)
+				name, _ := jsonscan.String(rawKey)
 				f.unknown = name
 			}
 		}
-		i = skipWS(obj, vend)
+		i = jsonscan.SkipWS(obj, vend)
 		if i >= len(obj) || obj[i] == '}' {
 			return nil
 		}
-		i = skipWS(obj, i+1) // ','
+		i = jsonscan.SkipWS(obj, i+1) // ','
 	}
 	return &DecodeError{Code: CodeParseError, Msg: "unterminated object"}
-}
-
-// jsonString decodes a raw JSON string.
-func jsonString(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1]), true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i]. It
-// jumps from quote to quote (bytes.IndexByte is vectorised) and counts the
-// backslashes before each.
-func skipString(b []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return len(b)
-		}
-		j += k
-		n := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
-}
-
-// structural marks the bytes skipValue must look at inside a container.
-var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
-
-// skipValue returns the index after the (valid) value starting at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			if !structural[b[j]] {
-				continue
-			}
-			switch b[j] {
-			case '"':
-				j = skipString(b, j) - 1
-			case '{', '[':
-				depth++
-			default:
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
-	}
-	return j
 }

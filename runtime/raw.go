@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mcpform/mcpform/internal/jsonscan"
 	"strconv"
 	"strings"
 
@@ -86,80 +87,16 @@ func find(obj []byte, name string) []byte {
 	return nil
 }
 
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
+// The scanner itself is internal/jsonscan, shared with mcp and lock.
 
-// skipString returns the index after the string starting at b[i].
-func skipString(b []byte, i int) int {
-	i++
-	for i < len(b) {
-		switch b[i] {
-		case '\\':
-			i += 2
-			continue
-		case '"':
-			return i + 1
-		}
-		i++
-	}
-	return i
-}
+func skipWS(b []byte, i int) int { return jsonscan.SkipWS(b, i) }
 
-// skipValue returns the index after the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
+func skipString(b []byte, i int) int { return jsonscan.SkipString(b, i) }
+
+func skipValue(b []byte, i int) int { return jsonscan.SkipValue(b, i) }
 
 // stringValue decodes a JSON string value; ok is false for anything else.
-func stringValue(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1]), true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
+func stringValue(raw []byte) (string, bool) { return jsonscan.String(raw) }
 
 // compact returns raw without insignificant whitespace.
 func compact(raw []byte) []byte {

@@ -1,0 +1,243 @@
+// Package jsonscan walks JSON that internal/strictjson has already accepted,
+// without decoding it: where a value ends, the members of an object, the
+// text of a string. mcp's message decoder, the proxy's splicing of raw
+// messages (runtime) and the lock's canonicalizer all need exactly this, so
+// it is written once, here. On input strictjson would refuse the results are
+// meaningless (but never a panic or an endless loop).
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// SkipWS returns the index of the first non-whitespace byte at or after i.
+func SkipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// SkipString returns the index after the string starting at b[i]. It jumps
+// from quote to quote (bytes.IndexByte is vectorised) and counts the
+// backslashes before each.
+func SkipString(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// structural marks the bytes SkipValue must look at inside a container.
+var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
+
+// SkipValue returns the index after the value starting at b[i].
+func SkipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return SkipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			if !structural[b[j]] {
+				continue
+			}
+			switch b[j] {
+			case '"':
+				j = SkipString(b, j) - 1
+			case '{', '[':
+				depth++
+			default:
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
+}
+
+// Member is one member of an object: its key as written (quotes and any
+// escapes included) and its raw value.
+type Member struct {
+	Key, Value []byte
+}
+
+// KeyIs reports whether the member's key is name after unescaping, so that
+// "\u005fmeta" is "_meta" too.
+func (m Member) KeyIs(name string) bool {
+	if bytes.IndexByte(m.Key, '\\') < 0 {
+		return len(m.Key) == len(name)+2 && string(m.Key[1:len(m.Key)-1]) == name
+	}
+	s, ok := String(m.Key)
+	return ok && s == name
+}
+
+// Members appends the members of the object at the start of obj (after
+// whitespace) to dst. It returns nil for anything that is not an object.
+func Members(dst []Member, obj []byte) []Member {
+	i := SkipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil
+	}
+	i++
+	for {
+		i = SkipWS(obj, i)
+		if i >= len(obj) || obj[i] == '}' {
+			return dst
+		}
+		if obj[i] == ',' {
+			i = SkipWS(obj, i+1)
+		}
+		if i >= len(obj) || obj[i] != '"' {
+			return dst
+		}
+		ks := i
+		i = SkipString(obj, i)
+		ke := i
+		i = SkipWS(obj, i)
+		if i >= len(obj) || obj[i] != ':' {
+			return dst
+		}
+		i = SkipWS(obj, i+1)
+		vs := i
+		i = SkipValue(obj, i)
+		dst = append(dst, Member{Key: obj[ks:ke], Value: obj[vs:i]})
+	}
+}
+
+// Elements appends the elements of the array at the start of arr to dst.
+// It returns nil for anything that is not an array.
+func Elements(dst [][]byte, arr []byte) [][]byte {
+	i := SkipWS(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return nil
+	}
+	i++
+	for {
+		i = SkipWS(arr, i)
+		if i >= len(arr) || arr[i] == ']' {
+			return dst
+		}
+		if arr[i] == ',' {
+			i = SkipWS(arr, i+1)
+		}
+		vs := i
+		i = SkipValue(arr, i)
+		if i == vs {
+			return dst
+		}
+		dst = append(dst, arr[vs:i])
+	}
+}
+
+// Find returns the value of the member of obj named name, or nil.
+func Find(obj []byte, name string) []byte {
+	var buf [16]Member
+	for _, m := range Members(buf[:0], obj) {
+		if m.KeyIs(name) {
+			return m.Value
+		}
+	}
+	return nil
+}
+
+// String decodes a raw JSON string; ok is false for anything else.
+func String(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// AppendUnquoted appends the text of the raw JSON string raw to dst,
+// without allocating for the string itself. Escapes are decoded as
+// RFC 8259 says; a lone surrogate (which strictjson refuses) becomes
+// U+FFFD.
+func AppendUnquoted(dst, raw []byte) []byte {
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return append(dst, body...)
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c != '\\' || i+1 >= len(body) {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		switch body[i] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			if i+4 >= len(body) {
+				return dst
+			}
+			r := hex4(body[i+1:])
+			i += 4
+			if utf16.IsSurrogate(r) && i+6 < len(body) && body[i+1] == '\\' && body[i+2] == 'u' {
+				r = utf16.DecodeRune(r, hex4(body[i+3:]))
+				i += 6
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, body[i])
+		}
+	}
+	return dst
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -34,7 +35,22 @@ func (e *Error) Error() string {
 // Check reports the first reason data is not a single strict JSON value.
 // Surrounding whitespace is allowed.
 func Check(data []byte) error {
-	s := scanner{data: data}
+	// Scanners are pooled with their path and key stacks: Check runs on
+	// every message through the proxy, and fresh stacks were most of what
+	// it allocated.
+	s := scanners.Get().(*scanner)
+	s.data, s.pos, s.path, s.keys = data, 0, s.path[:0], s.keys[:0]
+	err := s.check()
+	clear(s.keys[:cap(s.keys)])
+	clear(s.path[:cap(s.path)])
+	s.data = nil
+	scanners.Put(s)
+	return err
+}
+
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+func (s *scanner) check() error {
 	s.skipSpace()
 	if err := s.value(0); err != nil {
 		return err

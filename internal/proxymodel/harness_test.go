@@ -77,8 +77,25 @@ func models() (*pm.Server, *pm.Server) {
 	return alpha, beta
 }
 
-// lockEntry is the sealed lock entry of a server, in era.
+var (
+	entriesMu sync.Mutex
+	entries   = map[string]*lock.Entry{}
+)
+
+// lockEntry is the sealed lock entry of a server, in era; runs only read
+// it, so sessions share it.
 func lockEntry(name, era string) *lock.Entry {
+	entriesMu.Lock()
+	defer entriesMu.Unlock()
+	if e := entries[name+" "+era]; e != nil {
+		return e
+	}
+	e := newEntry(name, era)
+	entries[name+" "+era] = e
+	return e
+}
+
+func newEntry(name, era string) *lock.Entry {
 	e := &lock.Entry{
 		Command:    []string{truePath, "hostile-in-process"},
 		ServerInfo: json.RawMessage(`{"name":"hostile","version":"1.0.0"}`),

@@ -144,7 +144,13 @@ type harness struct {
 }
 
 func newEnv(t testing.TB, w int) *harness {
+	// Every session writes two audit logs and a taint state: on tmpfs when
+	// there is one, that costs no disk round trips.
 	dir := t.TempDir()
+	if d, err := os.MkdirTemp("/dev/shm", "mcpform-prop-"); err == nil {
+		dir = d
+		t.Cleanup(func() { os.RemoveAll(d) })
+	}
 	store, err := taint.Open(filepath.Join(dir, "taint"))
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +333,11 @@ func params(m pm.Msg) string {
 			other := map[string]string{"alpha": "fetch", "beta": "send"}[m.Server]
 			parts = append(parts, `"NAME":`+quote(other))
 		}
-		if a, ok := argsFor(m); ok {
+		a, ok := argsFor(m)
+		if !ok && m.Params == pm.ParamsArgsWrongCase {
+			a, ok = "{}", true // the wrong-case key must be there
+		}
+		if ok {
 			akey := "arguments"
 			if m.Params == pm.ParamsArgsWrongCase {
 				akey = "Arguments"

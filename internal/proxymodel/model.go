@@ -57,12 +57,14 @@ type Server struct {
 type Frame int
 
 const (
-	FrameOK         Frame = iota
-	FrameGarbage          // not JSON
-	FrameHuge             // over the line limit
-	FrameBatch            // a JSON array
-	FrameDupKey           // a key twice in one object
-	FrameUnknownTop       // a wrong-case or unknown top-level member ("Method")
+	FrameOK            Frame = iota
+	FrameGarbage             // not JSON
+	FrameHuge                // over the line limit
+	FrameBatch               // a JSON array
+	FrameDupKey              // a key twice in one object
+	FrameUnknownTop          // a wrong-case or unknown top-level member ("Method")
+	FrameNullID              // a request with a null id
+	FrameStrayResponse       // a response to a request nobody sent the client
 )
 
 // Args classifies a call's arguments against the locked schema.
@@ -179,8 +181,10 @@ func (m *Model) Client(msg Msg, answer Answer) Verdict {
 	switch msg.Frame {
 	case FrameGarbage, FrameDupKey:
 		return Verdict{Class: Refuse, Code: CodeParse}
-	case FrameHuge, FrameBatch, FrameUnknownTop:
+	case FrameHuge, FrameBatch, FrameUnknownTop, FrameNullID:
 		return Verdict{Class: Refuse, Code: CodeInvalidRequest}
+	case FrameStrayResponse:
+		return Verdict{Class: None} // dropped: it answers nothing
 	}
 	if msg.Notification {
 		return Verdict{Class: None}

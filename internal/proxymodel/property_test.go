@@ -281,7 +281,7 @@ func genStep(r *rand.Rand, two bool) Step {
 		m.Notification = true
 		m.Method = pick(r, "notifications/initialized", "notifications/cancelled", "notifications/roots/list_changed", "notifications/tools/list_changed", "notifications/bogus")
 	default:
-		m.Frame = pick(r, pm.FrameGarbage, pm.FrameHuge, pm.FrameBatch, pm.FrameDupKey, pm.FrameUnknownTop)
+		m.Frame = pick(r, pm.FrameGarbage, pm.FrameHuge, pm.FrameBatch, pm.FrameDupKey, pm.FrameUnknownTop, pm.FrameNullID, pm.FrameStrayResponse)
 	}
 	switch k := r.Intn(100); {
 	case k < 40:
@@ -399,6 +399,10 @@ func (s *Session) render(m pm.Msg, id int, extra ...string) string {
 		return `{"jsonrpc":"2.0","id":` + idj + `,"method":"tools/call","params":{"name":"echo","name":"send","arguments":{}}}`
 	case pm.FrameUnknownTop:
 		return `{"jsonrpc":"2.0","id":` + idj + `,"Method":"tools/call","method":"ping"}`
+	case pm.FrameNullID:
+		return `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	case pm.FrameStrayResponse:
+		return `{"jsonrpc":"2.0","id":"mcpform-1","result":{"action":"accept","content":{"approve":true}}}`
 	}
 	p := strings.Replace(params(m), "%CAPS%", s.capsJSON(), 1)
 	if s.Modern && !m.Notification {
@@ -707,7 +711,7 @@ func (h *harness) step(s *Session, m *pm.Model, c *conn, i int, st Step, newID f
 			return fmt.Errorf("a notification reached the server as a call")
 		}
 		return nil
-	case st.Msg.Frame == pm.FrameGarbage || st.Msg.Frame == pm.FrameHuge || st.Msg.Frame == pm.FrameBatch || st.Msg.Frame == pm.FrameDupKey:
+	case st.Msg.Frame == pm.FrameGarbage || st.Msg.Frame == pm.FrameHuge || st.Msg.Frame == pm.FrameBatch || st.Msg.Frame == pm.FrameDupKey || st.Msg.Frame == pm.FrameNullID:
 		o, err = s.await(c, nil, st.Answer, "")
 	default:
 		o, err = s.await(c, &id, st.Answer, st.Msg.Method)

@@ -16,6 +16,7 @@ mutations=(
   "lockserve|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
   "argcheck|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
   "casekeys|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestProxySeeds|TestTranscripts|TestHostileModes)\$"
+  "inputrequests|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
   "quarantine|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
   "taint|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTaintHostileInjectedSinkCall|TestHostileModes)\$"
   "landlock|./runtime/sandbox ./internal/e2e|^(TestHostileServer|TestHostileModes)\$"

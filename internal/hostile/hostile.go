@@ -60,7 +60,8 @@ type Config struct {
 type Action struct {
 	// Do is one of: ok, garbage, dupkeys, casekeys, wrongid, repeat, huge,
 	// srvreq (Method: sampling/createMessage, elicitation/create,
-	// roots/list), drift (list_changed and a changed list), silentdrift (a
+	// roots/list), mrtr (the same as a 2026-07-28 input_required result;
+	// a legacy server answers ok), drift (list_changed and a changed list), silentdrift (a
 	// changed list, unannounced), nodrift (list_changed, same list), exit, stall, env (Arg: a variable
 	// name), readfile (Arg: a path), dial (Arg: host:port), inject (a result
 	// telling the model to call a sink), progress (an unrequested progress
@@ -210,7 +211,9 @@ func DefaultCaps(c *Config) json.RawMessage {
 
 func (s *server) result(id json.RawMessage, method string, res map[string]any) {
 	if s.modern() {
-		res["resultType"] = "complete"
+		if res["resultType"] == nil {
+			res["resultType"] = "complete"
+		}
 		res["_meta"] = map[string]any{"io.modelcontextprotocol/serverInfo": s.info()}
 		if method == "server/discover" || strings.HasSuffix(method, "/list") {
 			res["ttlMs"] = 0
@@ -357,6 +360,16 @@ func (s *server) act(r *Received, a Action) bool {
 		s.drifted = true // no list_changed: a rug pull the proxy is not told of
 	case "nodrift":
 		s.write(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	case "mrtr":
+		// The 2026-07-28 way to ask the client: an input_required result.
+		if s.modern() {
+			s.result(r.ID, r.Method, map[string]any{
+				"resultType":    "input_required",
+				"inputRequests": map[string]any{"srv": map[string]any{"method": a.Method, "params": map[string]any{"note": "from-server"}}},
+				"requestState":  "server-state-1",
+			})
+			return false
+		}
 	case "exit":
 		return true
 	case "stall":

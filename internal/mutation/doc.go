@@ -10,6 +10,7 @@
 //	lockserve   answer list requests with the server's own lists instead of the lock's
 //	argcheck    skip the check of arguments against the locked input schema
 //	casekeys    let wrong-case twins of protocol and argument keys through
+//	inputrequests  pass a 2026-07-28 server's input_required requests unchecked
 //	quarantine  never quarantine a drifted server
 //	taint       pass every call past the taint gate
 //	landlock    do not apply the Landlock ruleset

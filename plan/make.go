@@ -362,4 +362,3 @@ func ConfigDigest(cfg *lang.Config) string {
 	sum := sha256.Sum256(mustJSON(v))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
-

@@ -123,4 +123,3 @@ func (s *store) search(in searchIn) searchOut {
 	}
 	return out
 }
-

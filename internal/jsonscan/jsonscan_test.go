@@ -1,29 +1,30 @@
-package jsonscan
+package jsonscan_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"testing"
 
+	"github.com/mcpform/mcpform/internal/jsonscan"
 	"github.com/mcpform/mcpform/internal/strictjson"
 )
 
 func TestMembersAndFind(t *testing.T) {
 	obj := []byte(` { "a" : 1 , "b\"c":"x\\\"y", "\u005fmeta": {"k":[1,{"z":"}"}]}, "n": null } `)
-	ms := Members(nil, obj)
+	ms := jsonscan.Members(nil, obj)
 	if len(ms) != 4 {
 		t.Fatalf("Members = %d members, want 4: %q", len(ms), ms)
 	}
-	if got := string(Find(obj, "_meta")); got != `{"k":[1,{"z":"}"}]}` {
-		t.Errorf("Find(_meta) = %s", got)
+	if got := string(jsonscan.Find(obj, "_meta")); got != `{"k":[1,{"z":"}"}]}` {
+		t.Errorf("jsonscan.Find(_meta) = %s", got)
 	}
-	if got := string(Find(obj, `b"c`)); got != `"x\\\"y"` {
-		t.Errorf("Find(b\"c) = %s", got)
+	if got := string(jsonscan.Find(obj, `b"c`)); got != `"x\\\"y"` {
+		t.Errorf("jsonscan.Find(b\"c) = %s", got)
 	}
-	if Find(obj, "missing") != nil || Members(nil, []byte(`[1]`)) != nil {
+	if jsonscan.Find(obj, "missing") != nil || jsonscan.Members(nil, []byte(`[1]`)) != nil {
 		t.Error("Find or Members invented something")
 	}
-	els := Elements(nil, []byte(`[ 1, "a,]", {"x":[2]} ,null]`))
+	els := jsonscan.Elements(nil, []byte(`[ 1, "a,]", {"x":[2]} ,null]`))
 	if len(els) != 4 || string(els[2]) != `{"x":[2]}` {
 		t.Errorf("Elements = %q", els)
 	}
@@ -47,11 +48,11 @@ func FuzzAppendUnquoted(f *testing.F) {
 		if err := json.Unmarshal(raw, &want); err != nil {
 			t.Fatalf("encoding/json refused %q: %v", raw, err)
 		}
-		if got := string(AppendUnquoted(nil, raw)); got != want {
-			t.Fatalf("AppendUnquoted(%q) = %q, want %q", raw, got, want)
+		if got := string(jsonscan.AppendUnquoted(nil, raw)); got != want {
+			t.Fatalf("jsonscan.AppendUnquoted(%q) = %q, want %q", raw, got, want)
 		}
-		if end := SkipValue(raw, 0); end != len(raw) {
-			t.Fatalf("SkipValue(%q) = %d, want %d", raw, end, len(raw))
+		if end := jsonscan.SkipValue(raw, 0); end != len(raw) {
+			t.Fatalf("jsonscan.SkipValue(%q) = %d, want %d", raw, end, len(raw))
 		}
 	})
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcpform/mcpform/internal/jsonscan"
 )
 
 // MaxDepth is the deepest nesting of objects and arrays Check accepts.
@@ -270,10 +272,6 @@ func (s *scanner) str(decode bool) ([]byte, error) {
 }
 
 func (s *scanner) strSlow(start int, decode bool) ([]byte, error) {
-	var b []byte
-	if decode {
-		b = append(b, s.data[start:s.pos]...)
-	}
 	if !utf8.Valid(s.data[start:s.pos]) {
 		return nil, s.fail("invalid UTF-8 in a string")
 	}
@@ -282,7 +280,11 @@ func (s *scanner) strSlow(start int, decode bool) ([]byte, error) {
 		switch {
 		case c == '"':
 			s.pos++
-			return b, nil
+			if !decode {
+				return nil, nil
+			}
+			// Valid now: decoding is jsonscan's, as everywhere else.
+			return jsonscan.AppendUnquoted(nil, s.data[start-1:s.pos]), nil
 		case c < 0x20:
 			return nil, s.fail("control character in a string")
 		case c == '\\':
@@ -292,18 +294,7 @@ func (s *scanner) strSlow(start int, decode bool) ([]byte, error) {
 			e := s.data[s.pos+1]
 			s.pos += 2
 			switch e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
 				r, ok := s.hex4()
 				if !ok {
@@ -326,12 +317,11 @@ func (s *scanner) strSlow(start int, decode bool) ([]byte, error) {
 						return nil, s.fail("lone UTF-16 surrogate in a \\u escape")
 					}
 				}
-				b = utf8.AppendRune(b, r)
 			default:
 				return nil, s.fail(fmt.Sprintf("invalid escape \\%c", e))
 			}
 		default:
-			// Copy a run of plain bytes and check it is UTF-8.
+			// A run of plain bytes must be UTF-8.
 			runStart := s.pos
 			for s.pos < len(s.data) && s.data[s.pos] != '"' && s.data[s.pos] != '\\' && s.data[s.pos] >= 0x20 {
 				s.pos++
@@ -339,9 +329,6 @@ func (s *scanner) strSlow(start int, decode bool) ([]byte, error) {
 			if !utf8.Valid(s.data[runStart:s.pos]) {
 				s.pos = runStart
 				return nil, s.fail("invalid UTF-8 in a string")
-			}
-			if decode {
-				b = append(b, s.data[runStart:s.pos]...)
 			}
 		}
 	}

@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-
-	"golang.org/x/sys/unix"
 )
 
 // Marshal returns the lock's deterministic form: the format's key order,
@@ -207,10 +205,11 @@ func Update(path string, fn func(current []byte) (*File, error)) error {
 		return fmt.Errorf("opening the lock's directory: %w", err)
 	}
 	defer d.Close()
-	if err := unix.Flock(int(d.Fd()), unix.LOCK_EX); err != nil {
+	unlock, err := lockDir(d)
+	if err != nil {
 		return fmt.Errorf("locking %s: %w", dir, err)
 	}
-	defer unix.Flock(int(d.Fd()), unix.LOCK_UN)
+	defer unlock()
 
 	current, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -253,7 +252,7 @@ func writeAtomic(dir *os.File, path string, data []byte) (err error) {
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("replacing %s: %w", path, err)
 	}
-	if err = dir.Sync(); err != nil {
+	if err = syncDir(dir); err != nil {
 		return fmt.Errorf("syncing the lock's directory: %w", err)
 	}
 	return nil

@@ -13,7 +13,6 @@ import (
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/plan"
 	"github.com/mcpform/mcpform/plan/render"
-	"golang.org/x/sys/unix"
 )
 
 type applyFlags struct {
@@ -119,6 +118,6 @@ func isTerminal(r io.Reader) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,23 @@
+//go:build unix
+
+package lock
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockDir takes the advisory lock on the lock's directory: flock on the
+// directory itself, so no lock file is left behind.
+func lockDir(d *os.File) (unlock func(), err error) {
+	if err := unix.Flock(int(d.Fd()), unix.LOCK_EX); err != nil {
+		return nil, err
+	}
+	return func() { unix.Flock(int(d.Fd()), unix.LOCK_UN) }, nil
+}
+
+// syncDir makes the rename durable: "calling fsync() on the file does not
+// necessarily ensure that the entry in the directory containing the file
+// has also reached disk" (fsync(2)).
+func syncDir(d *os.File) error { return d.Sync() }

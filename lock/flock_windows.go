@@ -1,0 +1,32 @@
+//go:build windows
+
+package lock
+
+import (
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/windows"
+)
+
+// lockDir takes the advisory lock for the lock's directory. Windows cannot
+// lock a directory handle, so it locks a small file beside mcp.lock.
+func lockDir(d *os.File) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(d.Name(), ".mcp.lock.flock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	ol := new(windows.Overlapped)
+	if err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
+		f.Close()
+	}, nil
+}
+
+// syncDir is a no-op: Windows has no fsync of a directory; the rename
+// (MoveFileEx) replaces the lock in one step.
+func syncDir(*os.File) error { return nil }

@@ -30,6 +30,9 @@ func (p *proxy) enforce(next Handler) Handler {
 		if localMethods[req.Method] {
 			return next(ctx, req)
 		}
+		if r := checkParamCase(req); r != nil {
+			return r, nil
+		}
 		var refusal *Response
 		switch req.Method {
 		case "tools/call":
@@ -80,6 +83,9 @@ func (p *proxy) checkToolCall(req *Request) *Response {
 	args := req.Arguments
 	if args != nil && (len(args) == 0 || args[0] != '{') {
 		return toolError("mcpform refused the call: arguments must be an object")
+	}
+	if why, bad := argumentCase(args, schemaProps(item.JSON)); bad {
+		return toolError(fmt.Sprintf("mcpform refused the call to %q: %s", escape.String(req.Item), why))
 	}
 	if err := p.schemas.validate(req.Item, item.JSON, args); err != nil {
 		return toolError(fmt.Sprintf("mcpform refused the call to %q: the arguments do not match the locked input schema: %v", escape.String(req.Item), err))

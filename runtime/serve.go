@@ -139,6 +139,9 @@ func (p *proxy) forward(ctx context.Context, req *Request) (*Response, error) {
 	if m.Error != nil {
 		return &Response{Error: m.Error}, nil
 	}
+	if r := p.checkInputRequests(req, m.Result); r != nil {
+		return r, nil
+	}
 	return &Response{Result: m.Result}, nil
 }
 

@@ -49,6 +49,8 @@ type Server struct {
 	ServerRequests map[string]bool
 	// Lists are the list methods its locked capabilities offer.
 	Lists map[string]bool
+	// Modern: the server is locked in the 2026-07-28 era.
+	Modern bool
 	// Subscribe, Completions, Logging are locked capabilities.
 	Subscribe, Completions, Logging bool
 }
@@ -324,8 +326,11 @@ type Act struct {
 // ServerVerdict says what must happen to what the server did.
 type ServerVerdict struct {
 	// Call is what the client gets for the call: Forward (the server's
-	// answer) or Gone.
+	// answer), Gone, or Refuse with Code.
 	Call Class
+	Code int
+	// Input: the client got the server's own input_required result.
+	Input bool
 	// Request is set for a server→client request: Passed says the client
 	// sees it; otherwise the proxy answers the server with an error.
 	Request, Passed bool
@@ -346,8 +351,18 @@ func (m *Model) Server(server string, act Act) ServerVerdict {
 		v.Call = Gone
 	case "srvreq":
 		v.Request = true
-		need := map[string]string{"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}[act.Method]
-		v.Passed = need != "" && s.ServerRequests[act.Method] && m.State.ClientCaps[need] && !m.State.Quarantined[server]
+		v.Passed = m.allowed(s, act.Method)
+	case "mrtr":
+		// A 2026-07-28 server asks in its result (input_required), under
+		// the same rule; only a 2026-07-28 client can be asked so.
+		if !s.Modern {
+			break
+		}
+		if m.allowed(s, act.Method) && m.State.Modern {
+			v.Input = true
+		} else {
+			v.Call, v.Code = Refuse, CodeInternal
+		}
 	case "drift":
 		// Definitional drift on list_changed: quarantine before the
 		// answer to the next request.
@@ -368,6 +383,14 @@ func (m *Model) Server(server string, act Act) ServerVerdict {
 		m.State.LiveDrifted[server] = true
 	}
 	return v
+}
+
+// allowed reports whether a server→client request passes: the lock's
+// client capabilities allow it, the client declared it, and the server is
+// not quarantined.
+func (m *Model) allowed(s *Server, method string) bool {
+	need := map[string]string{"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}[method]
+	return need != "" && s.ServerRequests[method] && m.State.ClientCaps[need] && !m.State.Quarantined[s.Name]
 }
 
 // Answered records that msg got v (after any approval), so a source result

@@ -59,6 +59,7 @@ func (s *Session) caps() map[string]bool {
 
 func (s *Session) model() *pm.Model {
 	alpha, beta := models()
+	alpha.Modern, beta.Modern = s.Alpha == "modern", s.Beta == "modern"
 	if s.Beta == "" {
 		return pm.New(s.Modern, s.caps(), alpha)
 	}
@@ -259,9 +260,7 @@ func genStep(r *rand.Rand, two bool) Step {
 		if r.Intn(8) == 0 {
 			m.Params = pick(r, pm.ParamsNameWrongCase, pm.ParamsCaseSmuggle, pm.ParamsArgsWrongCase)
 		}
-		if os.Getenv("PROP_SMUGGLE") == "" && (m.Params == pm.ParamsCaseSmuggle || m.Params == pm.ParamsArgsWrongCase || m.Args == pm.ArgsCaseTwin) {
-			m.Params, m.Args = pm.ParamsGood, pm.ArgsGood
-		}
+
 	case k < 46:
 		m.Method, m.Item = "tools/call", pick(r, "exfil", "Echo", "ECHO", "nope", "send ", "fetch\u0000")
 	case k < 52:
@@ -289,7 +288,7 @@ func genStep(r *rand.Rand, two bool) Step {
 	case k < 43:
 		st.Act = pm.Act{Do: "exit"}
 	case k < 51:
-		st.Act = pm.Act{Do: "srvreq", Method: pick(r, "sampling/createMessage", "elicitation/create", "roots/list", "roots/list", "tools/call")}
+		st.Act = pm.Act{Do: pick(r, "srvreq", "mrtr"), Method: pick(r, "sampling/createMessage", "elicitation/create", "roots/list", "roots/list", "tools/call")}
 	default:
 		st.Act = pm.Act{Do: pick(r, "garbage", "dupkeys", "casekeys", "wrongid", "repeat", "huge", "progress", "drift", "nodrift", "silentdrift", "inject")}
 	}
@@ -537,7 +536,7 @@ func (o *observed) classify(f *frame, method string) {
 		o.text += m.Content.Text
 	}
 	switch {
-	case r.ResultType == "input_required":
+	case r.ResultType == "input_required" && strings.HasPrefix(r.RequestState, "mcpform-taint"):
 		o.class, o.state = pm.Ask, r.RequestState
 	case r.IsError && strings.HasPrefix(o.text, "mcpform"):
 		o.class = pm.ToolRefuse
@@ -587,8 +586,12 @@ func (h *harness) run(sessionID string, s *Session) (err error) {
 		v := effective(sim, st)
 		if v.Class == pm.Forward {
 			queues[st.Msg.Server] = append(queues[st.Msg.Server], hostile.Action{Do: st.Act.Do, Method: st.Act.Method})
-			if sim.Server(st.Msg.Server, st.Act).Call == pm.Gone {
-				v.Class = pm.Gone
+			sv := sim.Server(st.Msg.Server, st.Act)
+			if sv.Call != pm.Forward {
+				v = pm.Verdict{Class: sv.Call, Code: sv.Code}
+			}
+			if sv.Input {
+				continue // nothing of a source reached the client
 			}
 		}
 		sim.Answered(st.Msg, v)
@@ -757,17 +760,25 @@ func (h *harness) step(s *Session, m *pm.Model, c *conn, i int, st Step, newID f
 	var sv pm.ServerVerdict
 	if want.Class == pm.Forward {
 		sv = m.Server(st.Msg.Server, st.Act)
-		if sv.Call == pm.Gone {
-			want.Class = pm.Gone
+		if sv.Call != pm.Forward {
+			want = pm.Verdict{Class: sv.Call, Code: sv.Code}
 		}
 	}
 	if !same(want, o) {
 		return fmt.Errorf("model: %s %d; proxy: %s %d (%s)\nline: %.400s\nclient saw: %.600q", want.Class, want.Code, o.class, o.code, o.errMessage, line, o.lines)
 	}
-	m.Answered(st.Msg, want)
+	if !sv.Input {
+		m.Answered(st.Msg, want)
+	}
 	after := calls(c.log)
-	switch want.Class {
-	case pm.Forward, pm.Gone:
+	if sv.Input {
+		if !strings.Contains(string(o.result), `"input_required"`) || !strings.Contains(string(o.result), "server-state-1") {
+			return fmt.Errorf("the client did not get the server's input_required result: %.300s", o.lines)
+		}
+	}
+	forwarded := want.Class == pm.Forward || want.Class == pm.Gone || (st.Act.Do == "mrtr" && len(after) == before+1 && want.Class == pm.Refuse && want.Code == pm.CodeInternal)
+	switch {
+	case forwarded:
 		if len(after) != before+1 {
 			return fmt.Errorf("model: forwarded once; the server got %d calls", len(after)-before)
 		}
@@ -778,7 +789,7 @@ func (h *harness) step(s *Session, m *pm.Model, c *conn, i int, st Step, newID f
 		if err := sameCall(st.Msg, r.Params); err != nil {
 			return err
 		}
-		if want.Class == pm.Forward && !strings.Contains(o.text, hostile.Text(&r)) {
+		if want.Class == pm.Forward && !sv.Input && !strings.Contains(o.text, hostile.Text(&r)) {
 			return fmt.Errorf("the client did not get the server's answer: %.300s", o.lines)
 		}
 	default:
@@ -791,7 +802,7 @@ func (h *harness) step(s *Session, m *pm.Model, c *conn, i int, st Step, newID f
 			return err
 		}
 	}
-	if sv.Request {
+	if sv.Request && st.Act.Do == "srvreq" {
 		if sv.Passed != (len(o.passed) > 0) {
 			return fmt.Errorf("model: server request %s passed=%v; the client saw %q", st.Act.Method, sv.Passed, o.passed)
 		}

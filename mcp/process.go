@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpform/mcpform/internal/mutation"
 )
 
 // DefaultStderrLimit is how much of a server's stderr a Process keeps: the
@@ -58,6 +60,9 @@ func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 	// A non-nil, possibly empty slice: nil would hand the server all of
 	// mcpform's environment.
 	cmd.Env = make([]string, 0, len(spec.Env))
+	if mutation.Off("envwithheld") {
+		cmd.Env = nil // all of mcpform's environment
+	}
 	for _, name := range spec.Env {
 		if v, ok := lookup(name); ok {
 			cmd.Env = append(cmd.Env, name+"="+v)

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/internal/strictjson"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
@@ -259,6 +260,9 @@ func (a *AuditLog) writeBatch(recs []*Record) error {
 	}
 	for _, rec := range recs {
 		start := len(b)
+		if mutation.Off("auditchain") {
+			prev = ""
+		}
 		b = appendRecord(b, rec, a.pid, prev)
 		sum := sha256.Sum256(append(b[start:], '}'))
 		b = append(b, `,"hash":"sha256:`...)

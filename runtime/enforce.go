@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 )
@@ -30,7 +31,7 @@ func (p *proxy) enforce(next Handler) Handler {
 		if localMethods[req.Method] {
 			return next(ctx, req)
 		}
-		if r := checkParamCase(req); r != nil {
+		if r := checkParamCase(req); r != nil && !mutation.Off("casekeys") {
 			return r, nil
 		}
 		var refusal *Response
@@ -84,8 +85,11 @@ func (p *proxy) checkToolCall(req *Request) *Response {
 	if args != nil && (len(args) == 0 || args[0] != '{') {
 		return toolError("mcpform refused the call: arguments must be an object")
 	}
-	if why, bad := argumentCase(args, schemaProps(item.JSON)); bad {
+	if why, bad := argumentCase(args, schemaProps(item.JSON)); bad && !mutation.Off("casekeys") {
 		return toolError(fmt.Sprintf("mcpform refused the call to %q: %s", escape.String(req.Item), why))
+	}
+	if mutation.Off("argcheck") {
+		return nil
 	}
 	if err := p.schemas.validate(req.Item, item.JSON, args); err != nil {
 		return toolError(fmt.Sprintf("mcpform refused the call to %q: the arguments do not match the locked input schema: %v", escape.String(req.Item), err))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 )
@@ -99,7 +100,7 @@ func (p *proxy) terminal(ctx context.Context, req *Request) (*Response, error) {
 			return &Response{Result: []byte("{}")}, nil
 		}
 	}
-	if i := slices.Index(mcp.ListMethods[:], req.Method); i >= 0 {
+	if i := slices.Index(mcp.ListMethods[:], req.Method); i >= 0 && !mutation.Off("lockserve") {
 		if !p.served.has[i] {
 			return rpcError(mcp.CodeMethodNotFound, "the locked server does not support "+req.Method), nil
 		}
@@ -139,7 +140,7 @@ func (p *proxy) forward(ctx context.Context, req *Request) (*Response, error) {
 	if m.Error != nil {
 		return &Response{Error: m.Error}, nil
 	}
-	if r := p.checkInputRequests(req, m.Result); r != nil {
+	if r := p.checkInputRequests(req, m.Result); r != nil && !mutation.Off("inputrequests") {
 		return r, nil
 	}
 	return &Response{Result: m.Result}, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/policy"
@@ -115,6 +116,9 @@ func (g *taintGate) sink(req *Request) bool {
 
 func (g *taintGate) wrap(next Handler) Handler {
 	return func(ctx context.Context, req *Request) (*Response, error) {
+		if mutation.Off("taint") {
+			return next(ctx, req)
+		}
 		src, isSource := g.source(req)
 		isSink := g.sink(req)
 		if !isSource && !isSink {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 )
@@ -95,6 +96,9 @@ func (p *proxy) auditRequests(next Handler) Handler {
 // setQuarantine records the drift, tells stderr, and refuses every later
 // request.
 func (p *proxy) setQuarantine(why string) {
+	if mutation.Off("quarantine") {
+		return
+	}
 	msg := fmt.Sprintf("mcpform quarantined server %q: %s. Run `mcpform plan` to review the change (and `mcpform apply` to accept it)", escape.String(p.name), why)
 	if p.quarantined.CompareAndSwap(nil, &msg) {
 		p.logf("%s", msg)

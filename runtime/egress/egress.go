@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/policy"
 )
 
@@ -270,6 +271,14 @@ func (r refusal) Error() string { return string(r) }
 // dial applies the policy to host:port and connects to the first permitted
 // address. It returns the connection and the "ip:port" it reached.
 func (p *Proxy) dial(ctx context.Context, host string, port uint16) (net.Conn, string, error) {
+	if mutation.Off("egress") {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(int(port))))
+		if err != nil {
+			return nil, "", err
+		}
+		return c, c.RemoteAddr().String(), nil
+	}
 	var candidates []netip.Addr
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if !p.listedAddr(ip, port) {

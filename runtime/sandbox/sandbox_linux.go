@@ -16,6 +16,8 @@ import (
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpform/mcpform/internal/mutation"
 )
 
 // minLandlockABI is the oldest Landlock ABI the sandbox accepts. ABI 3
@@ -97,6 +99,15 @@ func readInt(path string) (int, error) {
 // the caller's own uid and gid, so that root owns no more outside than the
 // caller does), killed when its parent thread dies.
 func nsAttr() *syscall.SysProcAttr {
+	if mutation.Off("netns") {
+		a := nsAttr1()
+		a.Cloneflags &^= syscall.CLONE_NEWNET
+		return a
+	}
+	return nsAttr1()
+}
+
+func nsAttr1() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
 			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
@@ -159,7 +170,7 @@ func Command(cmd *exec.Cmd, spec Spec) error {
 
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = []string{"mcpform-sandbox"}
-	cmd.Env = append(env, envStage+"=1", envConfig+"="+string(b))
+	cmd.Env = append(append(env, envStage+"=1", envConfig+"="+string(b)), mutation.Env()...)
 	cmd.SysProcAttr = nsAttr()
 	return nil
 }

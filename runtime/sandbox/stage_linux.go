@@ -18,6 +18,8 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpform/mcpform/internal/mutation"
 )
 
 // runStage1 is PID 1 of the sandbox's pid namespace and root of its user
@@ -41,7 +43,7 @@ func runStage1(cfg stageConfig) {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		fail("stage 1", fmt.Errorf("mounting a fresh /proc (a container that masks parts of /proc forbids this): %w", err))
 	}
-	if err := loopbackUp(); err != nil {
+	if err := loopbackUp(); err != nil && !mutation.Off("netns") {
 		fail("stage 1", fmt.Errorf("bringing up loopback: %w", err))
 	}
 	if cfg.Network {
@@ -175,7 +177,9 @@ func runStage2(cfg stageConfig) {
 	if err := dropCapabilities(); err != nil {
 		fail("stage 2", err)
 	}
-	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+	if mutation.Off("landlock") {
+		// Nothing enforced.
+	} else if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		fail("stage 2", fmt.Errorf("enforcing Landlock: %w", err))
 	}
 	unix.Close(fd)
@@ -184,7 +188,9 @@ func runStage2(cfg stageConfig) {
 	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &data[0]); err != nil {
 		fail("stage 2", fmt.Errorf("clearing capabilities: %w", err))
 	}
-	if err := installSeccomp(); err != nil {
+	if mutation.Off("seccomp") {
+		// No filter.
+	} else if err := installSeccomp(); err != nil {
 		fail("stage 2", err)
 	}
 	err = syscall.Exec(cfg.Path, cfg.Args, env)

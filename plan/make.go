@@ -55,7 +55,8 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		if !selected(s.Name, s.Addr) {
 			continue
 		}
-		sp := &ServerPlan{Name: s.Name, Addr: s.Addr, Version: s.Version}
+		_, inLock := locked.Servers[s.Name]
+		sp := &ServerPlan{Name: s.Name, Addr: s.Addr, Version: s.Version, New: !inLock}
 		byName[s.Name] = sp
 		p.Servers = append(p.Servers, sp)
 		era, err := mcp.ParseEra(s.Protocol)
@@ -88,7 +89,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 	for _, r := range results {
 		sp := byName[r.Name]
 		if r.Err != nil {
-			sp.Error = r.Err.Error()
+			sp.Error = r.Err.Error() + envHint(declared[r.Name])
 			continue
 		}
 		planServer(sp, declared[r.Name], locked.Servers[r.Name], r.Entry)
@@ -110,6 +111,17 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		p.RequiredBump = max(p.RequiredBump, sp.RequiredBump)
 	}
 	return p, nil
+}
+
+// envHint is added to a failed probe of a server that passes no PATH: the
+// most common reason a server started through "#!/usr/bin/env node", npx or
+// uvx fails is that it sees only the variables named in env.
+func envHint(s *lang.Server) string {
+	if s == nil || slices.Contains(s.Env, "PATH") {
+		return ""
+	}
+	return "\nThe server sees only the environment variables named in its env list, and PATH is not one: " +
+		"a server started through npx, uvx or a \"#!/usr/bin/env\" script usually needs env = [\"PATH\"] (and often \"HOME\")."
 }
 
 // planServer fills sp for a probed server: the entry apply would write, and

@@ -129,6 +129,8 @@ type ServerPlan struct {
 	// Error is why the server could not be probed; such a server's entry is
 	// not replaced by apply.
 	Error string `json:"error,omitempty"`
+	// New is set for a server the lock does not hold yet.
+	New bool `json:"new,omitempty"`
 	// RequiredBump is the highest grade of the server's surface changes.
 	RequiredBump Grade `json:"required_bump"`
 	// Version and LockedVersion are the declared surface versions in

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/mcpform/mcpform/apply"
@@ -111,13 +110,4 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 	}
 	fmt.Fprintf(io.out, "\nApply complete! Servers: %d added, %d changed, %d removed.\n", res.Added, res.Changed, res.Removed)
 	return exitOK
-}
-
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

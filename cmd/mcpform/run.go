@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
@@ -63,7 +65,16 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 	}
 	entry, ok := file.Servers[f.name]
 	if !ok {
-		fmt.Fprintf(io.err, "mcpform run: server %q is not in %s: add it to mcp.hcl, then run mcpform plan and mcpform apply\n", escape.String(f.name), f.lockPath)
+		names := make([]string, 0, len(file.Servers))
+		for n := range file.Servers {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(io.err, "mcpform run: server %q is not in %s", escape.String(f.name), f.lockPath)
+		if s := suggest(f.name, names); s != "" {
+			fmt.Fprintf(io.err, "; did you mean %q?", s)
+		}
+		fmt.Fprintf(io.err, "\nIt holds: %s. To add a server, declare it in mcp.hcl, then run mcpform plan and mcpform apply.\n", strings.Join(names, ", "))
 		return exitError
 	}
 	auditPath := f.auditPath

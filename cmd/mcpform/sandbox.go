@@ -100,7 +100,8 @@ func defaultAuditPath(io *stdio) string {
 // network destinations.
 func explainSandbox(io *stdio, name string, e *lock.Entry, lockPath, auditPath, dir string) int {
 	if e.Policy == nil || e.Policy.Sandbox == nil {
-		fmt.Fprintf(io.out, "server %q has no sandbox policy: mcpform run starts it unconfined (only its environment is withheld).\n", name)
+		fmt.Fprintf(io.out, "server %q has no sandbox policy in %s: mcpform run starts it unconfined (only its environment is withheld).\n", name, lockPath)
+		fmt.Fprintln(io.out, "mcpform run reads only the lock: after adding a sandbox block to mcp.hcl, run mcpform plan and mcpform apply.")
 		return exitOK
 	}
 	home, err := os.UserHomeDir()

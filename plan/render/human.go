@@ -105,7 +105,11 @@ var verbs = map[plan.Action]string{
 func (h *human) server(s *plan.ServerPlan) {
 	addr := escape.String(s.Addr)
 	if s.Error != "" {
-		h.printf("  # %s could not be probed; its lock entry is kept:\n", addr)
+		if s.New {
+			h.printf("  # %s could not be probed, so it cannot be added to the lock:\n", addr)
+		} else {
+			h.printf("  # %s could not be probed; its lock entry is kept:\n", addr)
+		}
 		for _, l := range strings.Split(escape.Visible(s.Error), "\n") {
 			h.printf("  #   %s\n", l)
 		}

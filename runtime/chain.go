@@ -53,6 +53,9 @@ type Response struct {
 	Result json.RawMessage
 	Final  bool
 	Error  *mcp.RPCError
+	// Refused marks a tool error result mcpform wrote itself (a call it
+	// refused), so that the audit log tells it from the server's errors.
+	Refused bool
 }
 
 // Handler answers one client request. An error return is an internal

@@ -103,7 +103,7 @@ func toolError(text string) *Response {
 	b := []byte(`{"content":[{"type":"text","text":`)
 	b = mcp.AppendQuoted(b, text)
 	b = append(b, `}],"isError":true}`...)
-	return &Response{Result: b}
+	return &Response{Result: b, Refused: true}
 }
 
 func (p *proxy) checkPrompt(req *Request) *Response {

@@ -80,6 +80,8 @@ func (p *proxy) auditRequests(next Handler) Handler {
 			out.Outcome = fmt.Sprintf("error %d", resp.Error.Code)
 		case local:
 			return resp, nil
+		case resp.Refused:
+			out.Outcome = "refused"
 		case string(find(resp.Result, "isError")) == "true":
 			out.Outcome = "tool error"
 		default:

@@ -41,13 +41,22 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrNotExist is wrapped by Load's error when the lock file is missing.
 var ErrNotExist = fs.ErrNotExist
 
+// errNoLock is a missing lock: it says what to do, and is ErrNotExist.
+type errNoLock struct{}
+
+func (errNoLock) Error() string {
+	return "no lock file here: run mcpform plan and mcpform apply to create it"
+}
+
+func (errNoLock) Is(target error) bool { return target == fs.ErrNotExist }
+
 // Load reads and fully verifies the lock at path. Any problem refuses the
 // whole file.
 func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &Error{File: path, Err: fmt.Errorf("no lock file here: run mcpform plan and mcpform apply to create it: %w", err)}
+			return nil, &Error{File: path, Err: errNoLock{}}
 		}
 		return nil, &Error{File: path, Err: err}
 	}

@@ -158,7 +158,9 @@ func Probe(ctx context.Context, spec ServerSpec) (*Surface, error) {
 	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("no answer within the probe timeout of %v: %w", spec.Timeout, err)
+			// Say which setting ran out rather than repeat the context's
+			// words; the wrapped error keeps errors.Is working.
+			err = &timeoutError{timeout: spec.Timeout, err: err}
 		}
 		if errors.Is(err, ErrServerClosed) && p.proc != nil {
 			err = fmt.Errorf("%w (%s)", err, exitStatus(p.proc.Wait()))
@@ -413,3 +415,15 @@ func nextCursor(res map[string]json.RawMessage) (string, error) {
 	}
 	return c, nil
 }
+
+// timeoutError is a probe that ran out of its timeout.
+type timeoutError struct {
+	timeout time.Duration
+	err     error
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("no answer within the probe timeout of %v (raise it with timeout = \"…\" in the server's block of mcp.hcl)", e.timeout)
+}
+
+func (e *timeoutError) Unwrap() error { return e.err }

@@ -1,19 +1,3 @@
-// Command proxybench measures what `mcpform run` adds to a tools/call, side
-// by side in one run (DESIGN.md 7: speed is shown by benchmarks measured
-// side by side, not asserted by timed tests):
-//
-//   - round-trip latency p50/p99 of tools/call, direct to a fast Go echo
-//     server and through mcpform run;
-//   - throughput with 1 and with 64 requests in flight, both ways;
-//   - the proxy's memory (RSS now and peak) serving a lock of 1,000 tools.
-//
-// Usage:
-//
-//	go run ./internal/cmd/proxybench [-n 20000] [-tools 1000] [-mcpform PATH]
-//
-// Without -mcpform it builds ./cmd/mcpform first. The proxied runs write a
-// real audit log (to a temporary directory, or to PROXYBENCH_AUDIT_DIR), as
-// a client's run would: every call is in the log before it is forwarded.
 package main
 
 import (

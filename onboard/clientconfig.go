@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/mcpform/mcpform/internal/textdiff"
 )
 
 // Launch is how a client starts one locked server: through `mcpform run`,
@@ -192,96 +194,10 @@ func marshal(v any) json.RawMessage {
 }
 
 // Diff returns a unified diff of a and b with three lines of context, ""
-// when they are equal. It is meant for showing a person what -write
-// changes, not for patch(1): it uses a plain LCS, fine for config files.
+// when they are equal: what -write changes, for a person to read.
 func Diff(nameA, nameB string, a, b []byte) string {
 	if bytes.Equal(a, b) {
 		return ""
 	}
-	x, y := lines(a), lines(b)
-	// lcs[i][j] is the length of the longest common subsequence of x[i:]
-	// and y[j:].
-	lcs := make([][]int, len(x)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(y)+1)
-	}
-	for i := len(x) - 1; i >= 0; i-- {
-		for j := len(y) - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	type op struct {
-		kind byte // ' ', '-', '+'
-		text string
-		ai   int // line number in a (1-based) of this or the next a line
-		bi   int
-	}
-	var ops []op
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case i < len(x) && j < len(y) && x[i] == y[j]:
-			ops = append(ops, op{' ', x[i], i + 1, j + 1})
-			i, j = i+1, j+1
-		case i < len(x) && (j == len(y) || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, op{'-', x[i], i + 1, j + 1})
-			i++
-		default:
-			ops = append(ops, op{'+', y[j], i + 1, j + 1})
-			j++
-		}
-	}
-	const context = 3
-	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", nameA, nameB)
-	for k := 0; k < len(ops); {
-		if ops[k].kind == ' ' {
-			k++
-			continue
-		}
-		start := max(k-context, 0)
-		end := k
-		for end < len(ops) {
-			if ops[end].kind != ' ' {
-				end++
-				continue
-			}
-			run := end
-			for run < len(ops) && ops[run].kind == ' ' {
-				run++
-			}
-			if run-end > 2*context || run == len(ops) {
-				end = min(end+context, len(ops))
-				break
-			}
-			end = run
-		}
-		na, nb := 0, 0
-		for _, o := range ops[start:end] {
-			if o.kind != '+' {
-				na++
-			}
-			if o.kind != '-' {
-				nb++
-			}
-		}
-		fmt.Fprintf(&out, "@@ -%d,%d +%d,%d @@\n", ops[start].ai, na, ops[start].bi, nb)
-		for _, o := range ops[start:end] {
-			fmt.Fprintf(&out, "%c%s\n", o.kind, o.text)
-		}
-		k = end
-	}
-	return out.String()
-}
-
-func lines(b []byte) []string {
-	s := strings.TrimSuffix(string(b), "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
+	return textdiff.Unified(nameA, nameB, string(a), string(b))
 }

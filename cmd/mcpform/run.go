@@ -128,13 +128,7 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 		Prepare: prepare,
 		// The taint gate goes on every entry: another server of the session may taint this one's sinks.
 		Middlewares: []runtime.Middleware{runtime.TaintGateFor(entry, audit, io.getenv)},
-		LookupEnv: func(name string) (string, bool) {
-			if io.getenv == nil {
-				return os.LookupEnv(name)
-			}
-			v := io.getenv(name)
-			return v, v != ""
-		},
+		LookupEnv:   lookupEnv(io),
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)

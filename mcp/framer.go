@@ -68,6 +68,21 @@ func (r *Reader) ReadLine() ([]byte, error) {
 	}
 }
 
+// Buffered reports whether a whole line is already buffered, so that the
+// next ReadLine returns without reading: a reader that batches its output
+// writes it once this turns false, before it would wait.
+func (r *Reader) Buffered() bool {
+	if r.discard {
+		return false
+	}
+	n := r.br.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := r.br.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
 func (r *Reader) next() ([]byte, error) {
 	// Fast path: the whole line is in bufio's buffer and is returned
 	// without a copy.

@@ -82,3 +82,35 @@ func TestRing(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// TestReaderBuffered: Buffered is true exactly when the next ReadLine has a
+// whole line without reading, so a batching reader never waits with output
+// held back.
+func TestReaderBuffered(t *testing.T) {
+	pr, pw := io.Pipe()
+	r := NewReader(pr, 8)
+	go io.WriteString(pw, "a\nb\nc")
+	if line, err := r.ReadLine(); err != nil || string(line) != "a" {
+		t.Fatalf("ReadLine = %q, %v", line, err)
+	}
+	if !r.Buffered() {
+		t.Fatal(`Buffered() = false with "b\n" in the buffer`)
+	}
+	if line, _ := r.ReadLine(); string(line) != "b" {
+		t.Fatalf("ReadLine = %q", line)
+	}
+	if r.Buffered() {
+		t.Fatal(`Buffered() = true with only "c", no newline, in the buffer`)
+	}
+	go io.WriteString(pw, strings.Repeat("x", 40)+"\nd\n")
+	if _, err := r.ReadLine(); err == nil {
+		t.Fatal("want the over-long line refused")
+	}
+	if r.Buffered() {
+		t.Fatal("Buffered() = true while the rest of an over-long line must be skipped")
+	}
+	if line, _ := r.ReadLine(); string(line) != "d" {
+		t.Fatalf("ReadLine = %q, want d", line)
+	}
+	pw.Close()
+}

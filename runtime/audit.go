@@ -22,15 +22,16 @@ import (
 	"github.com/mcpform/mcpform/mcp"
 )
 
-// The audit log is JSON lines. Each record carries "prev", the digest of the
-// line before it ("" for the first line), and ends with "hash", the digest
+// The audit log is JSON lines. Each record carries "prev", the hash of the
+// record before it ("" for the first line), and ends with "hash", the digest
 // of the record itself without its hash member:
 //
 //	{"time":…,"session":…,"server":…,"pid":…,"event":…,…,"prev":"sha256:…","hash":"sha256:…"}
 //
 // hash = sha256 of the line with `,"hash":"…"` cut out, so a changed byte
-// anywhere in a line breaks that line's hash, and a removed, inserted or
-// reordered line breaks the next line's prev. Several run processes append
+// anywhere in a line breaks that line's hash (and a hash rewritten to match
+// breaks the next line's prev), and a removed, inserted or reordered line
+// breaks the next line's prev. One digest per record. Several run processes append
 // to one file: each append happens under an exclusive flock on the file,
 // with O_APPEND, after reading the current last line.
 
@@ -158,10 +159,10 @@ func ArgDigests(args json.RawMessage) map[string]string {
 // for that. Alone a record costs nothing extra; 64 at once cost one append.
 func (a *AuditLog) Write(rec *Record) error {
 	a.mu.Lock()
-	if a.closed {
+	if a.closed || rec == nil && a.batch == nil && !a.writing {
 		a.mu.Unlock()
 		if rec == nil {
-			return nil
+			return nil // nothing to flush
 		}
 		return errAuditClosed
 	}
@@ -195,19 +196,29 @@ func (a *AuditLog) Write(rec *Record) error {
 	return mine.err
 }
 
-// WriteSoon appends rec with the next record written, or within
-// laterDelay: for records of outcomes, which follow their effect anyway, so
-// that a call costs one append on its path instead of two.
-func (a *AuditLog) WriteSoon(rec *Record) {
+// Queue queues rec, which must be in the log before its effect: Commit (or
+// any Write) appends it. The proxy commits before any line leaves it (the
+// before hook of its writers), so a burst of requests costs one append, not
+// one each, and each still precedes its effect.
+func (a *AuditLog) Queue(rec *Record) error { return a.enqueue(rec, true) }
+
+// WriteSoon queues rec, which may wait: it is appended with the next Write
+// or Commit that writes anything, or within laterDelay. For the outcomes of
+// requests, which follow their effect anyway: a call costs one append on
+// its path instead of two.
+func (a *AuditLog) WriteSoon(rec *Record) error { return a.enqueue(rec, false) }
+
+func (a *AuditLog) enqueue(rec *Record, required bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return
+		return errAuditClosed
 	}
 	if a.batch == nil {
 		a.batch = &auditBatch{done: make(chan struct{})}
 	}
 	a.batch.recs = append(a.batch.recs, rec)
+	a.batch.required = a.batch.required || required
 	if a.timer == nil {
 		a.timer = time.AfterFunc(laterDelay, func() {
 			a.mu.Lock()
@@ -216,18 +227,33 @@ func (a *AuditLog) WriteSoon(rec *Record) {
 			_ = a.Write(nil)
 		})
 	}
+	return nil
+}
+
+// Commit appends the records Queue queued (with the others waiting) and
+// waits for a write under way; with nothing of Queue's waiting it does
+// nothing.
+func (a *AuditLog) Commit() error {
+	a.mu.Lock()
+	needed := a.writing || a.batch != nil && a.batch.required
+	a.mu.Unlock()
+	if !needed {
+		return nil
+	}
+	return a.Write(nil)
 }
 
 // laterDelay bounds how long WriteSoon keeps a record back.
 const laterDelay = 20 * time.Millisecond
 
-// Flush writes what WriteSoon holds back.
+// Flush writes every queued record.
 func (a *AuditLog) Flush() error { return a.Write(nil) }
 
 type auditBatch struct {
-	recs []*Record
-	done chan struct{}
-	err  error
+	recs     []*Record
+	required bool // holds a record of Queue's
+	done     chan struct{}
+	err      error
 }
 
 // writeBatch appends recs, chained, under the file lock. Only the writing
@@ -240,11 +266,10 @@ func (a *AuditLog) writeBatch(recs []*Record) error {
 		return fmt.Errorf("audit log: locking %s: %w", a.path, err)
 	}
 	defer unlockFile(a.f)
-	st, err := a.f.Stat()
+	size, err := fileSize(a.f)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
-	size := st.Size()
 	prev, newline := a.last, false
 	if size != a.size {
 		prev, newline, err = a.tail(size)
@@ -265,16 +290,18 @@ func (a *AuditLog) writeBatch(recs []*Record) error {
 		}
 		b = appendRecord(b, rec, a.pid, prev)
 		sum := sha256.Sum256(append(b[start:], '}'))
-		b = append(b, `,"hash":"sha256:`...)
+		b = append(b, `,"hash":`...)
+		hashAt := len(b)
+		b = append(b, `"sha256:`...)
 		b = hex.AppendEncode(b, sum[:])
-		b = append(b, `"}`...)
-		prev = lineDigest(b[start:])
-		b = append(b, '\n')
+		b = append(b, '"')
+		prev = string(b[hashAt+1 : len(b)-1])
+		b = append(b, "}\n"...)
 	}
 	if cap(b) <= 1<<20 {
 		a.buf = b
 	}
-	if _, err := a.f.Write(b); err != nil {
+	if err := appendAll(a.f, b); err != nil {
 		a.size = -1
 		return fmt.Errorf("audit log: writing %s: %w", a.path, err)
 	}
@@ -332,8 +359,9 @@ func lineDigest(line []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// tail reads the file's last line and returns its digest, and whether the
-// file ends without a newline.
+// tail reads the file's last line and returns its hash (the digest of the
+// whole line when it has none: it is broken, and verify says so), and
+// whether the file ends without a newline.
 func (a *AuditLog) tail(size int64) (string, bool, error) {
 	if size == 0 {
 		return "", false, nil
@@ -364,7 +392,21 @@ func (a *AuditLog) tail(size int64) (string, bool, error) {
 			break
 		}
 	}
+	if h, ok := recordHash(line); ok {
+		return h, torn, nil
+	}
 	return lineDigest(line), torn, nil
+}
+
+// hashSuffixLen is the length of a record's end: `,"hash":"sha256:<64 hex>"}`.
+const hashSuffixLen = len(`,"hash":"sha256:`) + 64 + len(`"}`)
+
+// recordHash returns the "hash" member a record ends with.
+func recordHash(line []byte) (string, bool) {
+	if len(line) < hashSuffixLen || !bytes.HasPrefix(line[len(line)-hashSuffixLen:], []byte(`,"hash":"sha256:`)) || !bytes.HasSuffix(line, []byte(`"}`)) {
+		return "", false
+	}
+	return string(line[len(line)-hashSuffixLen+len(`,"hash":"`) : len(line)-2]), true
 }
 
 // ChainError names the first record of an audit log that breaks the chain.
@@ -378,7 +420,7 @@ func (e *ChainError) Error() string {
 }
 
 // VerifyAudit reads an audit log and checks every record: strict JSON, its
-// own hash, and prev equal to the digest of the line before. It returns the
+// own hash, and prev equal to the hash of the record before. It returns the
 // number of records, and a *ChainError for the first broken one.
 func VerifyAudit(r io.Reader) (int, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -400,7 +442,7 @@ func VerifyAudit(r io.Reader) (int, error) {
 		if msg := checkRecord(line, prev); msg != "" {
 			return n, &ChainError{n, msg}
 		}
-		prev = lineDigest(line)
+		prev, _ = recordHash(line)
 	}
 }
 
@@ -408,14 +450,13 @@ func checkRecord(line []byte, prev string) string {
 	if err := strictjson.Check(line); err != nil {
 		return "not a JSON record: " + err.Error()
 	}
-	const suffixLen = len(`,"hash":"sha256:`) + 64 + len(`"}`)
-	if len(line) < suffixLen || !bytes.HasPrefix(line[len(line)-suffixLen:], []byte(`,"hash":"sha256:`)) {
+	hash, ok := recordHash(line)
+	if !ok {
 		return `the record does not end with its "hash"`
 	}
-	body := append(bytes.Clone(line[:len(line)-suffixLen]), '}')
+	body := append(bytes.Clone(line[:len(line)-hashSuffixLen]), '}')
 	sum := sha256.Sum256(body)
-	want := line[len(line)-suffixLen+len(`,"hash":"sha256:`) : len(line)-2]
-	if hex.EncodeToString(sum[:]) != string(want) {
+	if "sha256:"+hex.EncodeToString(sum[:]) != hash {
 		return "the record's hash does not match its content: the record was changed"
 	}
 	var rec struct {
@@ -428,7 +469,7 @@ func checkRecord(line []byte, prev string) string {
 		if prev == "" {
 			return `the first record's "prev" is not empty: records before it are missing`
 		}
-		return `"prev" is not the digest of the line before: a record was removed, inserted or reordered`
+		return `"prev" is not the hash of the record before: a record was removed, inserted, reordered or rewritten`
 	}
 	return ""
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpform/mcpform/lock"
 )
 
 // benchClient drives an in-process proxy over pipes, matching responses by
@@ -120,4 +122,61 @@ func BenchmarkProxyToolsCall64(b *testing.B) {
 			c.call("tools/call", benchCall)
 		}
 	})
+}
+
+// BenchmarkMessagePath is the proxy's own work for one tools/call, with no
+// process or pipe around it: the request line through the chain (audit,
+// quarantine, enforcement, the schema check) to the line for the server,
+// and the server's answer back to the line for the client, with one audit
+// append per call. It is what the proxy adds besides the two extra hops.
+func BenchmarkMessagePath(b *testing.B) {
+	e := &lock.Entry{
+		Command:         []string{"unused"},
+		ProtocolVersion: "2025-11-25",
+		ServerInfo:      json.RawMessage(`{"name":"echo","version":"1.0.0"}`),
+		Capabilities:    json.RawMessage(`{"tools":{}}`),
+	}
+	for i := 0; i < 1000; i++ {
+		it, err := lock.NewItem(lock.Tools, json.RawMessage(`{"name":"tool-`+strconv.Itoa(i)+`","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Tools = append(e.Tools, it)
+	}
+	if err := e.Seal(); err != nil {
+		b.Fatal(err)
+	}
+	audit, err := OpenAudit(filepath.Join(b.TempDir(), "audit.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer audit.Close()
+	var toClient, toServer countingWriter
+	p, err := newProxy(Options{Name: "bench", Entry: e, Audit: audit, Session: "bench", Stdout: &toClient})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.up = newUpstream(&toServer, time.Second)
+	p.up.lw.before = p.flushAudit
+	p.up.out = p.out
+	p.up.warn = func(format string, args ...any) { b.Fatalf(format, args...) }
+	req := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tool-1","arguments":{"text":"hello"}}}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.clientLine(req)
+		resp := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(p.up.next, 10) + `,"result":{"content":[{"type":"text","text":"ok"}]}}`
+		p.up.handle([]byte(resp))
+	}
+	b.StopTimer()
+	if toClient.lines != b.N || toServer.lines != b.N {
+		b.Fatalf("%d lines to the client, %d to the server; want %d each", toClient.lines, toServer.lines, b.N)
+	}
+}
+
+type countingWriter struct{ lines int }
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	w.lines += bytes.Count(b, []byte("\n"))
+	return len(b), nil
 }

@@ -38,10 +38,9 @@ type Request struct {
 	// (nil when absent). The audit log records only their digests.
 	Arguments json.RawMessage
 
-	// after runs once the response has been written (or dropped, for a
-	// cancelled request): what only records an outcome stays off the
-	// path of the response.
-	after []func()
+	// proxy is the run serving the request: the taint gate asks the
+	// client through it.
+	proxy *proxy
 }
 
 // Response is what a handler answers: a result or a JSON-RPC error.
@@ -58,9 +57,18 @@ type Response struct {
 	Refused bool
 }
 
-// Handler answers one client request. An error return is an internal
-// failure, answered with -32603; refusals are Responses with an Error.
-type Handler func(ctx context.Context, req *Request) (*Response, error)
+// Reply delivers a request's outcome, exactly once: a Response, or an error
+// for an internal failure (answered with -32603; ctx's error when the
+// client cancelled, which gets no answer at all).
+type Reply func(*Response, error)
+
+// Handler handles one client request and calls reply exactly once: before
+// it returns (an answer from the lock, a refusal), or later on another
+// goroutine (the server's answer is delivered on the goroutine that reads
+// the server, so it reaches the client with no hand-off). Handlers run on
+// the goroutine that reads the client: one that must wait for someone (an
+// approval, the end of a verification) does so on a goroutine of its own.
+type Handler func(ctx context.Context, req *Request, reply Reply)
 
 // Middleware wraps a Handler with one concern.
 //

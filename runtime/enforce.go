@@ -27,40 +27,44 @@ var localMethods = map[string]bool{
 // arguments must satisfy the locked input schema, unknown methods are
 // refused.
 func (p *proxy) enforce(next Handler) Handler {
-	return func(ctx context.Context, req *Request) (*Response, error) {
-		if localMethods[req.Method] {
-			return next(ctx, req)
+	return func(ctx context.Context, req *Request, reply Reply) {
+		if r := p.refusal(req); r != nil {
+			reply(r, nil)
+			return
 		}
-		if r := checkParamCase(req); r != nil && !mutation.Off("casekeys") {
-			return r, nil
-		}
-		var refusal *Response
-		switch req.Method {
-		case "tools/call":
-			refusal = p.checkToolCall(req)
-		case "prompts/get":
-			refusal = p.checkPrompt(req)
-		case "resources/read", "resources/unsubscribe":
-			refusal = p.checkResource(req)
-		case "resources/subscribe":
-			if !p.capability("resources", "subscribe") {
-				return rpcError(mcp.CodeMethodNotFound, "the locked server does not support resources/subscribe"), nil
-			}
-			refusal = p.checkResource(req)
-		case "completion/complete":
-			refusal = p.checkCompletion(req)
-		case "logging/setLevel":
-			if !p.capability("logging", "") {
-				refusal = rpcError(mcp.CodeMethodNotFound, "the locked server does not support logging")
-			}
-		default:
-			return rpcError(mcp.CodeMethodNotFound, "method not found: mcpform does not forward "+escape.String(req.Method)), nil
-		}
-		if refusal != nil {
-			return refusal, nil
-		}
-		return next(ctx, req)
+		next(ctx, req, reply)
 	}
+}
+
+// refusal is enforce's verdict on req: nil lets it through.
+func (p *proxy) refusal(req *Request) *Response {
+	if localMethods[req.Method] {
+		return nil
+	}
+	if r := checkParamCase(req); r != nil && !mutation.Off("casekeys") {
+		return r
+	}
+	switch req.Method {
+	case "tools/call":
+		return p.checkToolCall(req)
+	case "prompts/get":
+		return p.checkPrompt(req)
+	case "resources/read", "resources/unsubscribe":
+		return p.checkResource(req)
+	case "resources/subscribe":
+		if !p.capability("resources", "subscribe") {
+			return rpcError(mcp.CodeMethodNotFound, "the locked server does not support resources/subscribe")
+		}
+		return p.checkResource(req)
+	case "completion/complete":
+		return p.checkCompletion(req)
+	case "logging/setLevel":
+		if !p.capability("logging", "") {
+			return rpcError(mcp.CodeMethodNotFound, "the locked server does not support logging")
+		}
+		return nil
+	}
+	return rpcError(mcp.CodeMethodNotFound, "method not found: mcpform does not forward "+escape.String(req.Method))
 }
 
 // capability reports whether the locked capabilities hold name (and, when

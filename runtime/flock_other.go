@@ -9,3 +9,18 @@ import "os"
 func lockFile(*os.File) error { return nil }
 
 func unlockFile(*os.File) error { return nil }
+
+// fileSize returns f's size.
+func fileSize(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+// appendAll writes b to f, opened with O_APPEND.
+func appendAll(f *os.File, b []byte) error {
+	_, err := f.Write(b)
+	return err
+}

@@ -64,9 +64,10 @@ func FuzzProxyMessage(f *testing.F) {
 				checkLine(t, appendError(nil, msg.ID, rpcErr.Code, rpcErr.Message, rpcErr.Data))
 				continue
 			}
-			final := func(ctx context.Context, req *Request) (*Response, error) {
+			final := func(ctx context.Context, req *Request, reply Reply) {
 				if localMethods[req.Method] {
-					return p.terminal(ctx, req)
+					p.terminal(ctx, req, reply)
+					return
 				}
 				up := p.wrapUp(req.Params)
 				if up != nil || p.modernUp {
@@ -76,13 +77,20 @@ func FuzzProxyMessage(f *testing.F) {
 					}
 				}
 				if strictjson.Check(result) != nil || len(bytes.TrimSpace(result)) == 0 || bytes.TrimSpace(result)[0] != '{' {
-					return &Response{Result: []byte("{}")}, nil
+					reply(&Response{Result: []byte("{}")}, nil)
+					return
 				}
-				return &Response{Result: result}, nil
+				reply(&Response{Result: result}, nil)
 			}
-			resp, err := p.enforce(final)(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
+			var resp *Response
+			p.enforce(final)(context.Background(), req, func(r *Response, err error) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp = r
+			})
+			if resp == nil {
+				t.Fatal("the chain did not answer")
 			}
 			for _, modernClient := range []bool{false, true} {
 				r := *req

@@ -148,20 +148,7 @@ type proxy struct {
 
 	wg       sync.WaitGroup
 	closing  bool // under mu: no request starts once the run is ending
-	inflSem  chan struct{}
 	stderrMu sync.Mutex
-
-	// work hands a request to an idle worker; quit ends idle workers when
-	// the run returns. See dispatch.
-	work chan job
-	quit chan struct{}
-}
-
-// job is one request for a worker.
-type job struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	req    *Request
 }
 
 // Run serves the client on opts.Stdin/Stdout until it closes its input (nil),
@@ -216,22 +203,21 @@ func newProxy(opts Options) (*proxy, error) {
 		opts.MaxInFlight = 256
 	}
 	p := &proxy{
-		opts:      opts,
-		name:      opts.Name,
-		entry:     e,
-		modernUp:  e.Modern(),
-		audit:     opts.Audit,
-		session:   opts.Session,
-		out:       newLineWriter(opts.Stdout, 4<<20, false, 0, nil),
+		opts:     opts,
+		name:     opts.Name,
+		entry:    e,
+		modernUp: e.Modern(),
+		audit:    opts.Audit,
+		session:  opts.Session,
+
 		inflight:  map[mcp.ID]context.CancelFunc{},
 		srvReqs:   map[mcp.ID]*serverRequest{},
 		srvByUp:   map[mcp.ID]mcp.ID{},
 		srvTokens: map[string]bool{},
 		srvSem:    make(chan struct{}, 16),
-		inflSem:   make(chan struct{}, opts.MaxInFlight),
-		work:      make(chan job),
-		quit:      make(chan struct{}),
 	}
+	p.out = newLineWriter(rawIO(opts.Stdout), 4<<20, false, 0, p.clientWriteFailed)
+	p.out.before = p.flushAudit
 	if p.modernUp {
 		b := []byte(`"io.modelcontextprotocol/protocolVersion":`)
 		b = mcp.AppendQuoted(b, mcp.ModernVersion)
@@ -263,6 +249,34 @@ func (p *proxy) logf(format string, args ...any) {
 	p.stderrMu.Unlock()
 }
 
+// auditFailure is an audit log that cannot be written: the run stops, since
+// nothing may reach the server or the client unrecorded.
+type auditFailure struct{ err error }
+
+func (e *auditFailure) Error() string {
+	return fmt.Sprintf("%v: mcpform run stops, as nothing may pass unrecorded", e.err)
+}
+
+func (e *auditFailure) Unwrap() error { return e.err }
+
+// flushAudit writes the records that must precede what is about to leave;
+// both streams call it before each write.
+func (p *proxy) flushAudit() error {
+	if err := p.audit.Commit(); err != nil {
+		return &auditFailure{err}
+	}
+	return nil
+}
+
+// clientWriteFailed ends the run when the client's stream failed for want
+// of an audit log (a client that is gone just stops getting answers).
+func (p *proxy) clientWriteFailed(err error) {
+	var af *auditFailure
+	if errors.As(err, &af) && p.up != nil {
+		p.up.fail(af)
+	}
+}
+
 func (p *proxy) record(r *Record) error {
 	r.Session = p.session
 	r.Server = p.name
@@ -270,7 +284,6 @@ func (p *proxy) record(r *Record) error {
 }
 
 func (p *proxy) run(ctx context.Context) error {
-	defer close(p.quit)
 	if err := p.record(&Record{Event: "start", Detail: "surface " + p.entry.Digests.Surface}); err != nil {
 		return err
 	}
@@ -289,11 +302,13 @@ func (p *proxy) run(ctx context.Context) error {
 		return fmt.Errorf("starting server %q: %w", escape.String(p.name), err)
 	}
 	p.proc = proc
-	p.up = newUpstream(proc.Stdin, p.opts.WriteTimeout)
+	p.up = newUpstream(rawIO(proc.Stdin), p.opts.WriteTimeout)
+	p.up.lw.before = p.flushAudit
+	p.up.out = p.out
 	p.up.onNotification = p.upstreamNotification
 	p.up.onRequest = p.upstreamRequest
 	p.up.warn = p.logf
-	p.up.start(proc.Stdout, p.opts.MaxLineSize)
+	p.up.listen(rawIO(proc.Stdout), p.opts.MaxLineSize)
 
 	p.closeGate()
 	go p.verifyStart(ctx)
@@ -314,7 +329,14 @@ func (p *proxy) run(ctx context.Context) error {
 		stderr.flush()
 	case <-p.up.Done():
 		// The server is gone: every waiting request has been answered
-		// with an error by now (upstream.call watches Done).
+		// with an error by now (upstream.fail).
+		var af *auditFailure
+		if errors.As(p.up.Err(), &af) {
+			p.drain()
+			p.shutdown()
+			stderr.flush()
+			return af
+		}
 		p.drain()
 		status := proc.Close()
 		stderr.flush()
@@ -367,10 +389,19 @@ func (p *proxy) drain() {
 }
 
 // readClient reads the client's messages until its input ends.
+//
+// It holds the server's stream while it handles a burst of messages that
+// are already read, so that 64 requests cost one write upstream, and
+// releases it before it would wait for more.
 func (p *proxy) readClient() error {
-	rd := mcp.NewReader(p.opts.Stdin, p.opts.MaxLineSize)
+	rd := mcp.NewReader(rawIO(p.opts.Stdin), p.opts.MaxLineSize)
+	defer p.up.lw.release()
 	for {
+		if !rd.Buffered() {
+			_ = p.up.lw.release()
+		}
 		line, err := rd.ReadLine()
+		p.up.lw.hold()
 		if err != nil {
 			var tooLong *mcp.LineTooLongError
 			if errors.As(err, &tooLong) {
@@ -390,7 +421,7 @@ func (p *proxy) readClient() error {
 // 2026-07-28 envelope, whose version must be the one mcpform speaks), the
 // client's capabilities, and the item it is about.
 func (p *proxy) newRequest(msg *mcp.Message) (*Request, *mcp.RPCError) {
-	req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Session: p.session, Server: p.name}
+	req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Session: p.session, Server: p.name, proxy: p}
 	if meta := find(msg.Params, "_meta"); meta != nil {
 		if v := find(meta, mcp.MetaProtocolVersion); v != nil {
 			if version, _ := stringValue(v); version != mcp.ModernVersion {
@@ -452,6 +483,9 @@ func (p *proxy) clientLine(line []byte) {
 	}
 }
 
+// clientRequest runs the chain on the reading goroutine: what the lock
+// answers is answered here, what goes to the server is sent from here, and
+// its answer is written by the goroutine that reads the server.
 func (p *proxy) clientRequest(msg *mcp.Message) {
 	req, rpcErr := p.newRequest(msg)
 	if rpcErr != nil {
@@ -462,75 +496,39 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 		p.respond(req, &Response{Result: []byte("{}")})
 		return
 	}
-	select {
-	case p.inflSem <- struct{}{}:
-	default:
-		p.writeError(msg.ID, mcp.CodeInternalError, fmt.Sprintf("too many requests in flight (at most %d)", p.opts.MaxInFlight), nil)
-		return
-	}
-	ctx, cancel := context.WithCancel(withClient(context.Background(), p))
+	ctx, cancel := context.WithCancel(context.Background())
 	p.mu.Lock()
-	if p.closing {
-		p.mu.Unlock()
-		cancel()
-		<-p.inflSem
-		p.writeError(msg.ID, mcp.CodeInternalError, "mcpform run is ending", nil)
-		return
-	}
-	if _, dup := p.inflight[msg.ID]; dup {
-		p.mu.Unlock()
-		cancel()
-		<-p.inflSem
-		p.writeError(msg.ID, mcp.CodeInvalidRequest, "request id "+escape.String(msg.ID.String())+" is already in use by a request in flight", nil)
-		return
-	}
-	p.inflight[msg.ID] = cancel
-	p.wg.Add(1) // under mu, so never after drain's Wait began
-	p.mu.Unlock()
-	p.dispatch(job{ctx, cancel, req})
-}
-
-// dispatch runs a request on an idle worker, or on a new one when all are
-// busy (at most MaxInFlight exist, as inflSem bounds the requests).
-//
-// Workers live for the whole run rather than one goroutine per request: a
-// fresh goroutine starts on a small stack, and the handler chain grew it on
-// every request (runtime.copystack was the largest user-space cost in a
-// profile of the proxy); a worker keeps the stack it grew once.
-func (p *proxy) dispatch(j job) {
-	select {
-	case p.work <- j:
+	var refusal string
+	var code int64 = mcp.CodeInternalError
+	switch _, dup := p.inflight[msg.ID]; {
+	case p.closing:
+		refusal = "mcpform run is ending"
+	case dup:
+		code, refusal = mcp.CodeInvalidRequest, "request id "+escape.String(msg.ID.String())+" is already in use by a request in flight"
+	case len(p.inflight) >= p.opts.MaxInFlight:
+		refusal = fmt.Sprintf("too many requests in flight (at most %d)", p.opts.MaxInFlight)
 	default:
-		go p.worker(j)
+		p.inflight[msg.ID] = cancel
+		p.wg.Add(1) // under mu, so never after drain's Wait began
 	}
+	p.mu.Unlock()
+	if refusal != "" {
+		cancel()
+		p.writeError(msg.ID, code, refusal, nil)
+		return
+	}
+	p.handler(ctx, req, func(resp *Response, err error) { p.finish(ctx, cancel, req, resp, err) })
 }
 
-func (p *proxy) worker(j job) {
-	for {
-		p.handle(j.ctx, j.cancel, j.req)
-		select {
-		case j = <-p.work:
-		case <-p.quit:
-			return
-		}
-	}
-}
-
-func (p *proxy) handle(ctx context.Context, cancel context.CancelFunc, req *Request) {
+// finish ends a request: it is no longer in flight, and the client gets its
+// answer, unless it cancelled the request ("the receiver of a cancellation
+// SHOULD NOT send a response for the cancelled request").
+func (p *proxy) finish(ctx context.Context, cancel context.CancelFunc, req *Request, resp *Response, err error) {
 	defer p.wg.Done()
-	defer func() {
-		for _, f := range req.after {
-			f()
-		}
-	}()
-	resp, err := p.handler(ctx, req)
 	p.mu.Lock()
 	delete(p.inflight, req.ID)
 	p.mu.Unlock()
-	<-p.inflSem
 	if ctx.Err() != nil {
-		// Cancelled by the client: "the receiver of a cancellation SHOULD
-		// NOT send a response for the cancelled request".
 		return
 	}
 	cancel()

@@ -84,66 +84,85 @@ func (s *served) initialize(params []byte) []byte {
 
 // terminal is the end of the chain: the lock answers what it can, the
 // server the rest.
-func (p *proxy) terminal(ctx context.Context, req *Request) (*Response, error) {
+func (p *proxy) terminal(ctx context.Context, req *Request, reply Reply) {
+	if r := p.local(req); r != nil {
+		reply(r, nil)
+		return
+	}
+	p.forward(ctx, req, reply)
+}
+
+// local answers what the lock answers; nil for what goes to the server.
+func (p *proxy) local(req *Request) *Response {
 	switch req.Method {
 	case "initialize":
-		return &Response{Result: p.served.initialize(req.Params), Final: !req.Modern}, nil
+		return &Response{Result: p.served.initialize(req.Params), Final: !req.Modern}
 	case "server/discover":
-		return &Response{Result: p.served.discover, Final: true}, nil
+		return &Response{Result: p.served.discover, Final: true}
 	case "ping":
-		return &Response{Result: []byte("{}")}, nil
+		return &Response{Result: []byte("{}")}
 	case "logging/setLevel":
 		if p.modernUp {
 			// A 2026-07-28 server has no logging/setLevel (the Go SDK
 			// answers "method not found"): a legacy client's call is
 			// acknowledged here instead of failing its start-up.
-			return &Response{Result: []byte("{}")}, nil
+			return &Response{Result: []byte("{}")}
 		}
 	}
 	if i := slices.Index(mcp.ListMethods[:], req.Method); i >= 0 && !mutation.Off("lockserve") {
 		if !p.served.has[i] {
-			return rpcError(mcp.CodeMethodNotFound, "the locked server does not support "+req.Method), nil
+			return rpcError(mcp.CodeMethodNotFound, "the locked server does not support "+req.Method)
 		}
 		if find(req.Params, "cursor") != nil {
-			return rpcError(mcp.CodeInvalidParams, "invalid cursor: mcpform serves every list in one page"), nil
+			return rpcError(mcp.CodeInvalidParams, "invalid cursor: mcpform serves every list in one page")
 		}
 		era := 0
 		if req.Modern {
 			era = 1
 		}
-		return &Response{Result: p.served.lists[i][era], Final: true}, nil
+		return &Response{Result: p.served.lists[i][era], Final: true}
 	}
-	return p.forward(ctx, req)
+	return nil
 }
 
-// forward sends the request to the server under the proxy's own id.
-func (p *proxy) forward(ctx context.Context, req *Request) (*Response, error) {
+// forward sends the request to the server under the proxy's own id; the
+// answer is handled on the goroutine that reads the server.
+func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 	token := ""
 	if t := find(find(req.Params, "_meta"), "progressToken"); t != nil {
 		token = string(t)
 	}
-	m, err := p.up.call(ctx, req.Method, p.wrapUp(req.Params), token, true, p.opts.RequestTimeout)
-	if err != nil {
-		var te *timeoutError
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case errors.As(err, &te):
-			return rpcError(codeTimeout, te.Error()), nil
-		case err == mcp.ErrServerClosed:
-			return rpcError(mcp.CodeInternalError, "the server exited before it answered"), nil
-		case errors.Is(err, mcp.ErrServerClosed):
-			return rpcError(mcp.CodeInternalError, fmt.Sprintf("the server is gone before it answered: %v", err)), nil
+	p.up.request(ctx, req.Method, p.wrapUp(req.Params), token, true, p.opts.RequestTimeout, func(m *mcp.Message, err error) {
+		if err != nil {
+			reply(p.unanswered(ctx, err))
+			return
 		}
-		return rpcError(mcp.CodeInternalError, fmt.Sprintf("could not reach the server: %v", err)), nil
+		if m.Error != nil {
+			reply(&Response{Error: m.Error}, nil)
+			return
+		}
+		if r := p.checkInputRequests(req, m.Result); r != nil && !mutation.Off("inputrequests") {
+			reply(r, nil)
+			return
+		}
+		reply(&Response{Result: m.Result}, nil)
+	})
+}
+
+// unanswered is the outcome of a forwarded request that got no answer.
+func (p *proxy) unanswered(ctx context.Context, err error) (*Response, error) {
+	var te *timeoutError
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &te):
+		return rpcError(codeTimeout, te.Error()), nil
+	case err == mcp.ErrServerClosed:
+		return rpcError(mcp.CodeInternalError, "the server exited before it answered"), nil
+	case errors.Is(err, mcp.ErrServerClosed):
+		return rpcError(mcp.CodeInternalError, fmt.Sprintf("the server is gone before it answered: %v", err)), nil
 	}
-	if m.Error != nil {
-		return &Response{Error: m.Error}, nil
-	}
-	if r := p.checkInputRequests(req, m.Result); r != nil && !mutation.Off("inputrequests") {
-		return r, nil
-	}
-	return &Response{Result: m.Result}, nil
+	return rpcError(mcp.CodeInternalError, fmt.Sprintf("could not reach the server: %v", err)), nil
 }
 
 // shapeResponse appends the response line for resp to a client of req's era.

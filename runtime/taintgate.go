@@ -115,32 +115,37 @@ func (g *taintGate) sink(req *Request) bool {
 }
 
 func (g *taintGate) wrap(next Handler) Handler {
-	return func(ctx context.Context, req *Request) (*Response, error) {
+	return func(ctx context.Context, req *Request, reply Reply) {
 		if mutation.Off("taint") {
-			return next(ctx, req)
+			next(ctx, req, reply)
+			return
 		}
 		src, isSource := g.source(req)
 		isSink := g.sink(req)
 		if !isSource && !isSink {
-			return next(ctx, req)
+			next(ctx, req, reply)
+			return
 		}
 		if g.o.Store == nil {
 			why := fmt.Sprintf("mcpform cannot track taint for this session (%v), so it refuses the calls its taint policy covers", g.o.StoreErr)
 			g.audit(req, "deny", "taint state unavailable", why)
-			return g.refuse(req, why), nil
+			reply(g.refuse(req, why), nil)
+			return
+		}
+		forwarded := reply
+		if isSource {
+			forwarded = func(resp *Response, err error) {
+				if err == nil && resp != nil {
+					resp = g.taintOnReturn(req, src, resp)
+				}
+				reply(resp, err)
+			}
 		}
 		if isSink {
-			resp, fwd, err := g.gateSink(ctx, req, next)
-			if err != nil || resp == nil || !fwd || !isSource {
-				return resp, err
-			}
-			return g.taintOnReturn(req, src, resp), nil
+			g.gateSink(ctx, req, next, reply, forwarded)
+			return
 		}
-		resp, err := next(ctx, req)
-		if err != nil || resp == nil {
-			return resp, err
-		}
-		return g.taintOnReturn(req, src, resp), nil
+		next(ctx, req, forwarded)
 	}
 }
 
@@ -173,65 +178,79 @@ func resultType(res []byte) string {
 }
 
 // gateSink lets a sink call through when the session is clean or the user
-// approved it; fwd reports that the call went to the server.
-func (g *taintGate) gateSink(ctx context.Context, req *Request, next Handler) (resp *Response, fwd bool, err error) {
+// approved it: a call that goes to the server is answered through
+// forwarded, one refused here through reply.
+func (g *taintGate) gateSink(ctx context.Context, req *Request, next Handler, reply, forwarded Reply) {
 	st, err := g.o.Store.Get(req.Session)
 	if err != nil {
 		why := fmt.Sprintf("mcpform cannot read this session's taint state: %v", err)
 		g.audit(req, "deny", "taint state unreadable", why)
-		return g.refuse(req, why+g.resetHint(req)), false, nil
+		reply(g.refuse(req, why+g.resetHint(req)), nil)
+		return
 	}
-	if !st.Tainted() {
-		resp, err := next(ctx, g.withoutApproval(req))
-		return resp, true, err
+	switch {
+	case !st.Tainted():
+		next(ctx, g.withoutApproval(req), forwarded)
+	case req.Modern:
+		if r := g.modern(req, st); r != nil {
+			reply(r, nil)
+			return
+		}
+		next(ctx, g.withoutApproval(req), forwarded)
+	default:
+		// The round trip to the client may take as long as a person
+		// does: it must not hold up the client's other messages.
+		go func() {
+			if r, err := g.legacy(ctx, req, st); r != nil || err != nil {
+				reply(r, err)
+				return
+			}
+			next(ctx, req, forwarded)
+		}()
 	}
-	if req.Modern {
-		return g.modern(ctx, req, st, next)
-	}
-	return g.legacy(ctx, req, st, next)
 }
 
 // legacy asks with the proxy's own elicitation/create while the tools/call
-// is pending.
-func (g *taintGate) legacy(ctx context.Context, req *Request, st *taint.State, next Handler) (*Response, bool, error) {
-	p := clientOf(ctx)
+// is pending; a nil Response and error mean approved.
+func (g *taintGate) legacy(ctx context.Context, req *Request, st *taint.State) (*Response, error) {
+	p := req.proxy
 	if p == nil || !p.clientDeclared("elicitation") {
-		return g.deny(req, "no elicitation", "the client did not declare the elicitation capability, so mcpform cannot ask you to approve it"), false, nil
+		return g.deny(req, "no elicitation", "the client did not declare the elicitation capability, so mcpform cannot ask you to approve it"), nil
 	}
 	if err := g.audit(req, "approval", "asked", "elicitation/create"); err != nil {
-		return g.refuse(req, "mcpform cannot write its audit log"), false, nil
+		return g.refuse(req, "mcpform cannot write its audit log"), nil
 	}
 	answer, err := p.askClient(ctx, "elicitation/create", g.elicitation(req, st), g.o.Timeout)
 	switch {
 	case ctx.Err() != nil:
 		g.audit(req, "approval", "cancelled", "the client cancelled the call")
-		return nil, false, ctx.Err()
+		return nil, ctx.Err()
 	case errors.Is(err, errNoAnswer):
-		return g.deny(req, "timeout", fmt.Sprintf("nobody answered the approval request within %v", g.o.Timeout)), false, nil
+		return g.deny(req, "timeout", fmt.Sprintf("nobody answered the approval request within %v", g.o.Timeout)), nil
 	case err != nil:
-		return g.deny(req, "approval failed", "the approval request failed: "+err.Error()), false, nil
+		return g.deny(req, "approval failed", "the approval request failed: "+err.Error()), nil
 	case answer.Error != nil:
-		return g.deny(req, "approval failed", "the client answered the approval request with an error: "+escape.String(answer.Error.Message)), false, nil
+		return g.deny(req, "approval failed", "the client answered the approval request with an error: "+escape.String(answer.Error.Message)), nil
 	}
 	if ok, why := approved(answer.Result); !ok {
-		return g.deny(req, "declined", why), false, nil
+		return g.deny(req, "declined", why), nil
 	}
 	if err := g.audit(req, "approval", "approved", "elicitation/create"); err != nil {
-		return g.refuse(req, "mcpform cannot write its audit log"), false, nil
+		return g.refuse(req, "mcpform cannot write its audit log"), nil
 	}
-	resp, err := next(ctx, req)
-	return resp, true, err
+	return nil, nil
 }
 
 // modern answers the first call with an input_required result carrying the
-// elicitation and a sealed requestState, and verifies the retry.
-func (g *taintGate) modern(ctx context.Context, req *Request, st *taint.State, next Handler) (*Response, bool, error) {
+// elicitation and a sealed requestState, and verifies the retry: nil lets
+// the retry through.
+func (g *taintGate) modern(req *Request, st *taint.State) *Response {
 	args := argsDigest(req.Arguments)
 	rs, hasRS := stringValue(find(req.Params, "requestState"))
 	if hasRS && strings.HasPrefix(rs, taint.StatePrefix) {
 		key, err := g.o.Store.Key(req.Session)
 		if err != nil {
-			return g.deny(req, "taint state unreadable", "mcpform cannot read this session's key: "+err.Error()), false, nil
+			return g.deny(req, "taint state unreadable", "mcpform cannot read this session's key: "+err.Error())
 		}
 		c, err := taint.Unseal(key, rs)
 		if err == nil {
@@ -241,21 +260,20 @@ func (g *taintGate) modern(ctx context.Context, req *Request, st *taint.State, n
 			err = g.o.Store.Redeem(req.Session, c.Nonce, time.Unix(c.Expires, 0))
 		}
 		if err != nil {
-			return g.deny(req, "requestState refused", "mcpform refused the requestState: "+err.Error()), false, nil
+			return g.deny(req, "requestState refused", "mcpform refused the requestState: "+err.Error())
 		}
 		answer := find(find(req.Params, "inputResponses"), approvalKey)
 		if ok, why := approved(answer); !ok {
-			return g.deny(req, "declined", why), false, nil
+			return g.deny(req, "declined", why)
 		}
 		if err := g.audit(req, "approval", "approved", "input_required retry"); err != nil {
-			return g.refuse(req, "mcpform cannot write its audit log"), false, nil
+			return g.refuse(req, "mcpform cannot write its audit log")
 		}
-		resp, err := next(ctx, g.withoutApproval(req))
-		return resp, true, err
+		return nil
 	}
 	caps := find(find(req.Params, "_meta"), mcp.MetaClientCapabilities)
 	if find(caps, "elicitation") == nil {
-		return g.deny(req, "no elicitation", "the client did not declare the elicitation capability, so mcpform cannot ask you to approve it"), false, nil
+		return g.deny(req, "no elicitation", "the client did not declare the elicitation capability, so mcpform cannot ask you to approve it")
 	}
 	key, err := g.o.Store.Key(req.Session)
 	var state string
@@ -266,16 +284,16 @@ func (g *taintGate) modern(ctx context.Context, req *Request, st *taint.State, n
 		}
 	}
 	if err != nil {
-		return g.deny(req, "approval failed", "mcpform could not prepare the approval request: "+err.Error()), false, nil
+		return g.deny(req, "approval failed", "mcpform could not prepare the approval request: "+err.Error())
 	}
 	if err := g.audit(req, "approval", "asked", "input_required"); err != nil {
-		return g.refuse(req, "mcpform cannot write its audit log"), false, nil
+		return g.refuse(req, "mcpform cannot write its audit log")
 	}
 	b := []byte(`{"resultType":"input_required","inputRequests":{"` + approvalKey + `":{"method":"elicitation/create","params":`)
 	b = append(b, g.elicitation(req, st)...)
 	b = append(b, `}},"requestState":`...)
 	b = mcp.AppendQuoted(b, state)
-	return &Response{Result: append(b, '}')}, false, nil
+	return &Response{Result: append(b, '}')}
 }
 
 // withoutApproval drops the proxy's own requestState and answer from a

@@ -11,22 +11,10 @@ import (
 
 // The taint gate must talk to the client while a tools/call is pending (the
 // legacy elicitation/create round trip), which a Middleware, given only the
-// request, cannot. The proxy puts itself into each request's context
-// (withClient, the one hook in proxy.go) and the gate reaches the client
-// through the two methods below, reusing the proxy's table of requests sent
-// to the client (srvReqs), so the client's answer is routed by
-// clientResponse like any other.
-
-type clientKey struct{}
-
-func withClient(ctx context.Context, p *proxy) context.Context {
-	return context.WithValue(ctx, clientKey{}, p)
-}
-
-func clientOf(ctx context.Context) *proxy {
-	p, _ := ctx.Value(clientKey{}).(*proxy)
-	return p
-}
+// request, cannot. Each Request carries the run that serves it, and the gate
+// reaches the client through the two methods below, reusing the proxy's
+// table of requests sent to the client (srvReqs), so the client's answer is
+// routed by clientResponse like any other.
 
 // clientDeclared reports whether the client declared capability name (in
 // initialize, or the latest 2026-07-28 envelope).

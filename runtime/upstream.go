@@ -30,19 +30,36 @@ type upstream struct {
 	done    chan struct{}
 	err     error
 
-	// Set before start; called on the reading goroutine.
+	// One timer serves every deadline: it is armed for the earliest, and
+	// is not stopped when that request is answered, so that a request
+	// costs no timer operation (arming a timer wakes the goroutine that
+	// polls the pipes); it re-arms itself when it fires.
+	timer   *time.Timer
+	timerAt time.Time // when the timer fires; zero when it is not armed
+
+	// Set before listen; called on the reading goroutine, which holds out
+	// (the client's stream) while it handles a burst of messages.
+	out            *lineWriter
 	onNotification func(*mcp.Message)
 	onRequest      func(*mcp.Message)
 	warn           func(format string, args ...any)
 }
 
-// pending is one request the proxy sent and waits on.
+// pending is one request the proxy sent and waits on. Exactly one of the
+// reader (the answer), the request's context (cancelled), its timer and fail
+// (the server is gone) claims it, by taking it out of the table, and calls
+// done.
 type pending struct {
-	ch    chan *mcp.Message // buffered: the reader never blocks on it
-	token string            // the progress token, as raw JSON, or ""
+	done  func(*mcp.Message, error)
+	token string // the progress token, as raw JSON, or ""
 	// forward is set for client requests: their progress notifications
 	// are passed on.
 	forward bool
+	stop    func() bool // ends the context watch
+
+	method   string
+	timeout  time.Duration
+	deadline time.Time // zero: none
 }
 
 // backlogLimit bounds what may wait for a server that reads slowly.
@@ -55,6 +72,11 @@ func newUpstream(w io.Writer, writeTimeout time.Duration) *upstream {
 		done:    make(chan struct{}),
 	}
 	u.lw = newLineWriter(w, backlogLimit, true, writeTimeout, func(err error) {
+		var af *auditFailure
+		if errors.As(err, &af) {
+			u.fail(af)
+			return
+		}
 		u.fail(fmt.Errorf("%w: writing to the server: %v", mcp.ErrServerClosed, err))
 	})
 	return u
@@ -71,8 +93,8 @@ func putBuf(b *[]byte) {
 	}
 }
 
-// start runs the reader of r (the server's stdout).
-func (u *upstream) start(r io.Reader, maxLine int) {
+// listen runs the reader of r (the server's stdout).
+func (u *upstream) listen(r io.Reader, maxLine int) {
 	go u.readLoop(r, maxLine)
 }
 
@@ -85,13 +107,26 @@ func (u *upstream) Err() error {
 	return u.err
 }
 
+// fail ends the connection: every request still waiting gets err.
 func (u *upstream) fail(err error) {
 	u.mu.Lock()
-	if u.err == nil {
-		u.err = err
-		close(u.done)
+	if u.err != nil {
+		u.mu.Unlock()
+		return
 	}
+	u.err = err
+	close(u.done)
+	if u.timer != nil {
+		u.timer.Stop()
+	}
+	waiting := u.pending
+	u.pending = map[mcp.ID]*pending{}
+	clear(u.tokens)
 	u.mu.Unlock()
+	for _, p := range waiting {
+		p.release()
+		p.done(nil, err)
+	}
 }
 
 // send writes one line (with its newline) to the server. It owns b.
@@ -119,58 +154,148 @@ func (u *upstream) respond(id mcp.ID, result []byte, rpcErr *mcp.RPCError) error
 	return u.send(b)
 }
 
-// call sends a request under the proxy's next id and waits for its answer,
-// for ctx, or for timeout. token is the request's progress token (raw
-// JSON) or "". When ctx ends first the server is told with
-// notifications/cancelled, and ctx's error is returned.
-func (u *upstream) call(ctx context.Context, method string, params []byte, token string, forward bool, timeout time.Duration) (*mcp.Message, error) {
-	p := &pending{ch: make(chan *mcp.Message, 1), token: token, forward: forward}
+// request sends a request under the proxy's next id and returns at once; done
+// is called exactly once, with the server's answer (on the reading
+// goroutine, so a response needs no hand-off to reach the client), or with
+// an error: ctx's when it ends first (the server is then told with
+// notifications/cancelled), a *timeoutError after timeout, or why the
+// server is gone. token is the request's progress token (raw JSON) or "".
+func (u *upstream) request(ctx context.Context, method string, params []byte, token string, forward bool, timeout time.Duration, done func(*mcp.Message, error)) {
+	p := &pending{done: done, token: token, forward: forward, method: method, timeout: timeout}
 	u.mu.Lock()
 	if u.err != nil {
 		err := u.err
 		u.mu.Unlock()
-		return nil, err
+		done(nil, err)
+		return
+	}
+	if token != "" {
+		if _, taken := u.tokens[token]; taken {
+			u.mu.Unlock()
+			done(nil, errors.New("the progress token is already in use by another request"))
+			return
+		}
+		u.tokens[token] = p
 	}
 	u.next++
 	id := mcp.IntID(u.next)
 	u.pending[id] = p
-	if token != "" {
-		if _, taken := u.tokens[token]; taken {
-			delete(u.pending, id)
-			u.mu.Unlock()
-			return nil, errors.New("the progress token is already in use by another request")
+	if timeout > 0 {
+		p.deadline = time.Now().Add(timeout)
+		if u.timerAt.IsZero() || p.deadline.Before(u.timerAt) {
+			u.arm(p.deadline)
 		}
-		u.tokens[token] = p
 	}
 	u.mu.Unlock()
 
 	b := getBuf()
 	*b = appendRequest(*b, id, method, params)
 	if err := u.send(b); err != nil {
-		u.forget(id, p)
-		return nil, err
+		if u.claim(id, p) {
+			done(nil, err)
+		}
+		return
 	}
-	var timer <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		timer = t.C
+	if ctx.Done() == nil {
+		return
 	}
-	select {
-	case m := <-p.ch:
-		return m, nil
-	case <-u.done:
-		u.forget(id, p)
-		return nil, u.Err()
-	case <-ctx.Done():
-		u.forget(id, p)
-		u.cancel(id, "the client cancelled the request")
-		return nil, ctx.Err()
-	case <-timer:
-		u.forget(id, p)
-		u.cancel(id, "mcpform: no answer in time")
-		return nil, &timeoutError{method, timeout}
+	// Watched only once sent, so that the server never gets the
+	// cancellation before the request.
+	u.mu.Lock()
+	if u.pending[id] == p {
+		p.stop = context.AfterFunc(ctx, func() {
+			if u.claim(id, p) {
+				u.cancel(id, "the client cancelled the request")
+				done(nil, ctx.Err())
+			}
+		})
 	}
+	u.mu.Unlock()
+}
+
+// arm sets the timer to fire at at; under mu.
+func (u *upstream) arm(at time.Time) {
+	u.timerAt = at
+	if u.timer == nil {
+		u.timer = time.AfterFunc(time.Until(at), u.expire)
+	} else {
+		u.timer.Reset(time.Until(at))
+	}
+}
+
+// expire answers every request past its deadline with a *timeoutError
+// (the server is told to drop it) and re-arms the timer for the next.
+func (u *upstream) expire() {
+	type expired struct {
+		id mcp.ID
+		p  *pending
+	}
+	var late []expired
+	now := time.Now()
+	u.mu.Lock()
+	u.timerAt = time.Time{}
+	var next time.Time
+	for id, p := range u.pending {
+		switch {
+		case p.deadline.IsZero():
+		case !p.deadline.After(now):
+			late = append(late, expired{id, p})
+		case next.IsZero() || p.deadline.Before(next):
+			next = p.deadline
+		}
+	}
+	for _, e := range late {
+		delete(u.pending, e.id)
+		if e.p.token != "" && u.tokens[e.p.token] == e.p {
+			delete(u.tokens, e.p.token)
+		}
+	}
+	if !next.IsZero() && u.err == nil {
+		u.arm(next)
+	}
+	u.mu.Unlock()
+	for _, e := range late {
+		e.p.release()
+		u.cancel(e.id, "mcpform: no answer in time")
+		e.p.done(nil, &timeoutError{e.p.method, e.p.timeout})
+	}
+}
+
+// claim takes p, pending under id, out of the table and stops its watches;
+// it reports false when another path claimed it first.
+func (u *upstream) claim(id mcp.ID, p *pending) bool {
+	u.mu.Lock()
+	if u.pending[id] != p {
+		u.mu.Unlock()
+		return false
+	}
+	delete(u.pending, id)
+	if p.token != "" && u.tokens[p.token] == p {
+		delete(u.tokens, p.token)
+	}
+	u.mu.Unlock()
+	p.release()
+	return true
+}
+
+// release stops p's watches. p is out of the table, so its fields no longer
+// change.
+func (p *pending) release() {
+	if p.stop != nil {
+		p.stop()
+	}
+}
+
+// call is request for a caller that can wait: it returns the answer.
+func (u *upstream) call(ctx context.Context, method string, params []byte, timeout time.Duration) (*mcp.Message, error) {
+	type answer struct {
+		m   *mcp.Message
+		err error
+	}
+	ch := make(chan answer, 1)
+	u.request(ctx, method, params, "", false, timeout, func(m *mcp.Message, err error) { ch <- answer{m, err} })
+	a := <-ch
+	return a.m, a.err
 }
 
 type timeoutError struct {
@@ -186,15 +311,6 @@ func (u *upstream) cancel(id mcp.ID, reason string) {
 	params := []byte(`{"requestId":` + id.String() + `,"reason":`)
 	params = append(mcp.AppendQuoted(params, reason), '}')
 	_ = u.notify("notifications/cancelled", params)
-}
-
-func (u *upstream) forget(id mcp.ID, p *pending) {
-	u.mu.Lock()
-	delete(u.pending, id)
-	if p.token != "" && u.tokens[p.token] == p {
-		delete(u.tokens, p.token)
-	}
-	u.mu.Unlock()
 }
 
 // progressTarget reports whether a progress notification's token belongs
@@ -216,8 +332,13 @@ func (u *upstream) pendingCount() int {
 func (u *upstream) readLoop(r io.Reader, maxLine int) {
 	rd := mcp.NewReader(r, maxLine)
 	for {
+		if !rd.Buffered() {
+			_ = u.out.release()
+		}
 		line, err := rd.ReadLine()
+		u.out.hold()
 		if err != nil {
+			_ = u.out.release()
 			var tooLong *mcp.LineTooLongError
 			if errors.As(err, &tooLong) {
 				u.warn("dropped a message from the server: %v", err)
@@ -230,19 +351,24 @@ func (u *upstream) readLoop(r io.Reader, maxLine int) {
 			}
 			return
 		}
-		msg, err := mcp.DecodeMessage(line)
-		if err != nil {
-			u.warn("dropped a message from the server: %v: %s", err, clipBytes(line))
-			continue
-		}
-		switch {
-		case msg.IsResponse():
-			u.deliver(msg)
-		case msg.IsNotification():
-			u.onNotification(msg)
-		default:
-			u.onRequest(msg)
-		}
+		u.handle(line)
+	}
+}
+
+// handle handles one line from the server.
+func (u *upstream) handle(line []byte) {
+	msg, err := mcp.DecodeMessage(line)
+	if err != nil {
+		u.warn("dropped a message from the server: %v: %s", err, clipBytes(line))
+		return
+	}
+	switch {
+	case msg.IsResponse():
+		u.deliver(msg)
+	case msg.IsNotification():
+		u.onNotification(msg)
+	default:
+		u.onRequest(msg)
 	}
 }
 
@@ -260,14 +386,15 @@ func (u *upstream) deliver(msg *mcp.Message) {
 		u.warn("dropped a response from the server to id %s, which is not waiting for an answer (unknown, answered or cancelled)", clipBytes([]byte(msg.ID.String())))
 		return
 	}
-	p.ch <- msg
+	p.release()
+	p.done(msg, nil)
 }
 
 // caller is an mcp.Caller over this connection for the proxy's own requests
 // (verification listings), with params wrapped by wrap.
 func (u *upstream) caller(wrap func([]byte) []byte, timeout time.Duration) mcp.Caller {
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		m, err := u.call(ctx, method, wrap(params), "", false, timeout)
+		m, err := u.call(ctx, method, wrap(params), timeout)
 		if err != nil {
 			return nil, err
 		}

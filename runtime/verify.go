@@ -34,65 +34,82 @@ func (p *proxy) openGate() {
 // quarantine is the middleware that holds requests while the surface is
 // verified and refuses them all once it drifted.
 func (p *proxy) quarantine(next Handler) Handler {
-	return func(ctx context.Context, req *Request) (*Response, error) {
-		if g := p.gate.Load(); g != nil {
+	admit := func(ctx context.Context, req *Request, reply Reply) {
+		if msg := p.quarantined.Load(); msg != nil {
+			reply(rpcError(CodeQuarantined, *msg), nil)
+			return
+		}
+		next(ctx, req, reply)
+	}
+	return func(ctx context.Context, req *Request, reply Reply) {
+		g := p.gate.Load()
+		if g == nil {
+			admit(ctx, req, reply)
+			return
+		}
+		go func() {
 			t := time.NewTimer(p.opts.StartTimeout + time.Second)
+			defer t.Stop()
 			select {
 			case <-*g:
-				t.Stop()
+				admit(ctx, req, reply)
 			case <-ctx.Done():
-				t.Stop()
-				return nil, ctx.Err()
+				reply(nil, ctx.Err())
 			case <-t.C:
-				return rpcError(codeTimeout, "mcpform is still verifying the server's surface: try again"), nil
+				reply(rpcError(codeTimeout, "mcpform is still verifying the server's surface: try again"), nil)
 			}
-		}
-		if msg := p.quarantined.Load(); msg != nil {
-			return rpcError(CodeQuarantined, *msg), nil
-		}
-		return next(ctx, req)
+		}()
 	}
 }
 
 // auditRequests is the outermost middleware: the request is in the audit
 // log before anything else happens to it, and its outcome after.
 func (p *proxy) auditRequests(next Handler) Handler {
-	return func(ctx context.Context, req *Request) (*Response, error) {
+	return func(ctx context.Context, req *Request, reply Reply) {
 		rec := Record{Event: "request", Method: req.Method, ID: req.ID.String()}
 		if req.HasItem {
 			rec.Item = req.Item
 		}
 		rec.Args = ArgDigests(req.Arguments)
-		if err := p.record(&rec); err != nil {
+		rec.Session, rec.Server = p.session, p.name
+		// Queued, not written: whatever the request causes leaves through
+		// a writer that flushes the log first.
+		if err := p.audit.Queue(&rec); err != nil {
 			p.logf("%v", err)
-			return rpcError(mcp.CodeInternalError, "mcpform cannot write its audit log, so it lets nothing through"), nil
+			reply(rpcError(mcp.CodeInternalError, "mcpform cannot write its audit log, so it lets nothing through"), nil)
+			return
 		}
-		resp, err := next(ctx, req)
-		local := localMethods[req.Method]
-		out := Record{Event: "result", Method: req.Method, ID: req.ID.String(), Item: rec.Item}
-		switch {
-		case err != nil:
-			out.Outcome = "failed"
-			if errors.Is(err, context.Canceled) {
-				out.Outcome = "cancelled"
+		next(ctx, req, func(resp *Response, err error) {
+			if out := p.outcome(req, rec.ID, rec.Item, resp, err); out != nil {
+				_ = p.audit.WriteSoon(out) // written with a later append
 			}
-		case resp.Error != nil:
-			out.Outcome = fmt.Sprintf("error %d", resp.Error.Code)
-		case local:
-			return resp, nil
-		case resp.Refused:
-			out.Outcome = "refused"
-		case string(find(resp.Result, "isError")) == "true":
-			out.Outcome = "tool error"
-		default:
-			out.Outcome = "ok"
-		}
-		req.after = append(req.after, func() {
-			out.Session, out.Server = p.session, p.name
-			p.audit.WriteSoon(&out)
+			reply(resp, err)
 		})
-		return resp, err
 	}
+}
+
+// outcome is the "result" record of a request, nil for one answered from
+// the lock.
+func (p *proxy) outcome(req *Request, id, item string, resp *Response, err error) *Record {
+	out := &Record{Session: p.session, Server: p.name, Event: "result", Method: req.Method, ID: id, Item: item}
+	switch {
+	case err != nil:
+		out.Outcome = "failed"
+		if errors.Is(err, context.Canceled) {
+			out.Outcome = "cancelled"
+		}
+	case resp.Error != nil:
+		out.Outcome = fmt.Sprintf("error %d", resp.Error.Code)
+	case localMethods[req.Method]:
+		return nil
+	case resp.Refused:
+		out.Outcome = "refused"
+	case string(find(resp.Result, "isError")) == "true":
+		out.Outcome = "tool error"
+	default:
+		out.Outcome = "ok"
+	}
+	return out
 }
 
 // setQuarantine records the drift, tells stderr, and refuses every later

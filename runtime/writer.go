@@ -13,8 +13,13 @@ import (
 // combining: a writer that finds the stream idle writes at once, on its own
 // goroutine (no hand-off to a writer goroutine, which costs a wake-up per
 // message); lines that arrive while a write is under way are appended to a
-// buffer that the writing goroutine sends next, in one system call. Under
-// load that turns 64 small writes into one; alone it adds nothing.
+// buffer that the writing goroutine sends next, in one system call.
+//
+// One goroutine, the stream's batcher, may also hold lines back while it
+// handles a burst of messages that are already read (hold, release): the
+// goroutine that reads the client holds the server's stream, the one that
+// reads the server holds the client's. Under load a burst of 64 requests
+// then costs one write; alone a message is written as soon as it is handled.
 type lineWriter struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -22,7 +27,13 @@ type lineWriter struct {
 	buf     []byte
 	spare   []byte
 	writing bool
+	held    bool
 	err     error
+
+	// before runs ahead of every write (the audit log's flush: every
+	// record queued before a line was must be in the log before the line
+	// leaves); its error fails the stream.
+	before func() error
 
 	// limit bounds the buffer. failFast (the server's side) refuses a line
 	// that would pass it, since a server that leaves that much unread is
@@ -57,7 +68,7 @@ func (lw *lineWriter) writeLine(b []byte) error {
 			lw.mu.Unlock()
 			return err
 		}
-		if len(lw.buf)+len(b) <= lw.limit || len(lw.buf) == 0 {
+		if !lw.writing || len(lw.buf)+len(b) <= lw.limit {
 			break
 		}
 		if lw.failFast {
@@ -66,14 +77,53 @@ func (lw *lineWriter) writeLine(b []byte) error {
 		}
 		lw.cond.Wait()
 	}
-	if lw.writing {
+	if lw.writing || lw.held && len(lw.buf)+len(b) <= holdLimit {
 		lw.buf = append(lw.buf, b...)
 		lw.mu.Unlock()
 		return nil
 	}
 	lw.writing = true
+	if len(lw.buf) > 0 {
+		// Held lines go first: a stream keeps its order.
+		lw.buf = append(lw.buf, b...)
+		b = nil
+	}
 	lw.mu.Unlock()
-	err := lw.write(b)
+	return lw.drain(b)
+}
+
+// holdLimit bounds what hold keeps back: past it, lines are written.
+const holdLimit = 256 << 10
+
+// hold keeps lines in the buffer until release. Only the stream's batcher
+// calls it, and only while it handles messages it has already read.
+func (lw *lineWriter) hold() {
+	lw.mu.Lock()
+	lw.held = true
+	lw.mu.Unlock()
+}
+
+// release writes what hold kept back.
+func (lw *lineWriter) release() error {
+	lw.mu.Lock()
+	lw.held = false
+	if lw.writing || len(lw.buf) == 0 || lw.err != nil {
+		err := lw.err
+		lw.mu.Unlock()
+		return err
+	}
+	lw.writing = true
+	lw.mu.Unlock()
+	return lw.drain(nil)
+}
+
+// drain writes b and then the buffer until it is empty; the caller set
+// writing, under mu, and does not hold mu.
+func (lw *lineWriter) drain(b []byte) error {
+	var err error
+	if len(b) > 0 {
+		err = lw.write(b)
+	}
 	lw.mu.Lock()
 	for err == nil && len(lw.buf) > 0 {
 		out := lw.buf
@@ -100,6 +150,11 @@ func (lw *lineWriter) writeLine(b []byte) error {
 }
 
 func (lw *lineWriter) write(b []byte) error {
+	if lw.before != nil {
+		if err := lw.before(); err != nil {
+			return err
+		}
+	}
 	if lw.timeout > 0 {
 		if d, ok := lw.w.(deadliner); ok && d.SetWriteDeadline(time.Now().Add(lw.timeout)) == nil {
 			_, err := lw.w.Write(b)

@@ -96,17 +96,21 @@ func parseID(raw json.RawMessage) (ID, bool) {
 func appendQuoted(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	start := 0 // bytes from start on are copied as they are, in one append
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		start = i + 1
+		if c < 0x20 {
 			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
+		} else {
+			b = append(b, '\\', c)
 		}
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 

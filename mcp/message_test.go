@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -188,4 +189,28 @@ func TestParseEra(t *testing.T) {
 	if _, err := ParseEra("modern"); err == nil {
 		t.Error(`ParseEra("modern") succeeded`)
 	}
+}
+
+// FuzzAppendQuoted: every string comes out as the JSON string that
+// encoding/json reads back as the same bytes (valid UTF-8 input).
+func FuzzAppendQuoted(f *testing.F) {
+	for _, s := range []string{"", "plain", `a"b\c`, "tab\tnew\nline\x00\x1f", "ünïcødé ✓", "\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		b := AppendQuoted([]byte("x"), s)
+		if b[0] != 'x' {
+			t.Fatalf("the prefix was overwritten: %q", b)
+		}
+		var got string
+		if err := json.Unmarshal(b[1:], &got); err != nil {
+			t.Fatalf("AppendQuoted(%q) = %s, not a JSON string: %v", s, b[1:], err)
+		}
+		if got != s {
+			t.Fatalf("AppendQuoted(%q) reads back as %q", s, got)
+		}
+	})
 }

@@ -127,9 +127,17 @@ func BenchmarkProxyToolsCall64(b *testing.B) {
 // BenchmarkMessagePath is the proxy's own work for one tools/call, with no
 // process or pipe around it: the request line through the chain (audit,
 // quarantine, enforcement, the schema check) to the line for the server,
-// and the server's answer back to the line for the client, with one audit
-// append per call. It is what the proxy adds besides the two extra hops.
+// and the server's answer back to the line for the client. burst=1 is one
+// call at a time (one audit append and two writes per call); burst=64 is
+// 64 requests read at once, then their 64 answers, as the readers batch
+// them (one append and two writes per burst).
 func BenchmarkMessagePath(b *testing.B) {
+	for _, burst := range []int{1, 64} {
+		b.Run("burst="+strconv.Itoa(burst), func(b *testing.B) { benchMessagePath(b, burst) })
+	}
+}
+
+func benchMessagePath(b *testing.B, burst int) {
 	e := &lock.Entry{
 		Command:         []string{"unused"},
 		ProtocolVersion: "2025-11-25",
@@ -160,17 +168,32 @@ func BenchmarkMessagePath(b *testing.B) {
 	p.up.lw.before = p.flushAudit
 	p.up.out = p.out
 	p.up.warn = func(format string, args ...any) { b.Fatalf(format, args...) }
-	req := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tool-1","arguments":{"text":"hello"}}}`)
+	reqs := make([][]byte, burst)
+	for i := range reqs {
+		reqs[i] = []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"tool-1","arguments":{"text":"hello"}}}`)
+	}
+	var resp []byte
 	b.ReportAllocs()
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		p.clientLine(req)
-		resp := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(p.up.next, 10) + `,"result":{"content":[{"type":"text","text":"ok"}]}}`
-		p.up.handle([]byte(resp))
+	for n := 0; n < b.N; n += burst {
+		first := p.up.next + 1
+		p.up.lw.hold()
+		for _, r := range reqs {
+			p.clientLine(r)
+		}
+		p.up.lw.release()
+		p.out.hold()
+		for i := range reqs {
+			resp = append(resp[:0], `{"jsonrpc":"2.0","id":`...)
+			resp = strconv.AppendInt(resp, first+int64(i), 10)
+			resp = append(resp, `,"result":{"content":[{"type":"text","text":"ok"}]}}`...)
+			p.up.handle(resp)
+		}
+		p.out.release()
 	}
 	b.StopTimer()
-	if toClient.lines != b.N || toServer.lines != b.N {
-		b.Fatalf("%d lines to the client, %d to the server; want %d each", toClient.lines, toServer.lines, b.N)
+	if want := (b.N + burst - 1) / burst * burst; toClient.lines != want || toServer.lines != want {
+		b.Fatalf("%d lines to the client, %d to the server; want %d each", toClient.lines, toServer.lines, want)
 	}
 }
 

@@ -1,8 +1,8 @@
 package runtime
 
 import (
+	"bytes"
 	"fmt"
-	"strings"
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/mcp"
@@ -18,32 +18,51 @@ import (
 
 // paramKeys are the params members the proxy reads or sets on a forwarded
 // request.
-var paramKeys = []string{"name", "arguments", "uri", "_meta", "ref", "argument", "requestState", "inputResponses", "cursor", "level"}
+var paramKeys = keyList("name", "arguments", "uri", "_meta", "ref", "argument", "requestState", "inputResponses", "cursor", "level")
+
+func keyList(keys ...string) [][]byte {
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = []byte(k)
+	}
+	return out
+}
 
 // caseTwin returns a member key of obj that equals, under Unicode case
 // folding but not exactly, another key of obj or one of known; the keys
-// are returned unescaped.
-func caseTwin(obj []byte, known []string) (key, twin string, found bool) {
+// are returned unescaped. It allocates only for keys with escapes, and for
+// what it returns.
+func caseTwin(obj []byte, known [][]byte) (key, twin string, found bool) {
 	var ms [16]member
 	list := members(ms[:0], obj)
-	names := make([]string, 0, len(list))
+	var buf [16][]byte
+	names := buf[:0]
 	for _, m := range list {
-		n, _ := stringValue(m.key)
-		names = append(names, n)
+		names = append(names, keyBytes(m.key))
 	}
 	for i, n := range names {
 		for _, k := range known {
-			if n != k && strings.EqualFold(n, k) {
-				return n, k, true
+			if !bytes.Equal(n, k) && bytes.EqualFold(n, k) {
+				return string(n), string(k), true
 			}
 		}
 		for _, o := range names[:i] {
-			if n != o && strings.EqualFold(n, o) {
-				return n, o, true
+			if !bytes.Equal(n, o) && bytes.EqualFold(n, o) {
+				return string(n), string(o), true
 			}
 		}
 	}
 	return "", "", false
+}
+
+// keyBytes returns a member key's text: a view into the key when it has no
+// escapes, else its unescaped copy.
+func keyBytes(raw []byte) []byte {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
+	}
+	s, _ := stringValue(raw)
+	return []byte(s)
 }
 
 // nestedCaseTwin is caseTwin for every object nested in v, at any depth
@@ -99,13 +118,9 @@ func checkParamCase(req *Request) *Response {
 
 // argumentCase returns why arguments are refused: a key that differs only
 // in case from another key of the same object (at any depth) or from a
-// property the locked schema names at the top level.
-func argumentCase(args []byte, props map[string]bool) (string, bool) {
-	var known []string
-	for p := range props {
-		known = append(known, p)
-	}
-	k, twin, ok := caseTwin(args, known)
+// property the locked schema names at the top level (props).
+func argumentCase(args []byte, props [][]byte) (string, bool) {
+	k, twin, ok := caseTwin(args, props)
 	if !ok {
 		k, twin, ok = nestedCaseTwin(args)
 	}
@@ -115,14 +130,14 @@ func argumentCase(args []byte, props map[string]bool) (string, bool) {
 	return fmt.Sprintf("the arguments hold %q and %q, names that differ only in case: a server that reads names regardless of case could take one for the other", escape.String(k), escape.String(twin)), true
 }
 
-// schemaProps returns the property names the locked tool's input schema
-// names at its top level.
-func schemaProps(tool []byte) map[string]bool {
-	props := map[string]bool{}
+// schemaProps returns the property names a tool's input schema names at its
+// top level.
+func schemaProps(tool []byte) [][]byte {
+	var props [][]byte
 	var ms [16]member
 	for _, m := range members(ms[:0], find(find(tool, "inputSchema"), "properties")) {
 		n, _ := stringValue(m.key)
-		props[n] = true
+		props = append(props, []byte(n))
 	}
 	return props
 }

@@ -89,13 +89,14 @@ func (p *proxy) checkToolCall(req *Request) *Response {
 	if args != nil && (len(args) == 0 || args[0] != '{') {
 		return toolError("mcpform refused the call: arguments must be an object")
 	}
-	if why, bad := argumentCase(args, schemaProps(item.JSON)); bad && !mutation.Off("casekeys") {
+	schema := p.schemas.get(req.Item, item.JSON)
+	if why, bad := argumentCase(args, schema.names); bad && !mutation.Off("casekeys") {
 		return toolError(fmt.Sprintf("mcpform refused the call to %q: %s", escape.String(req.Item), why))
 	}
 	if mutation.Off("argcheck") {
 		return nil
 	}
-	if err := p.schemas.validate(req.Item, item.JSON, args); err != nil {
+	if err := schema.validate(args); err != nil {
 		return toolError(fmt.Sprintf("mcpform refused the call to %q: the arguments do not match the locked input schema: %v", escape.String(req.Item), err))
 	}
 	return nil
@@ -288,6 +289,9 @@ type toolSchema struct {
 	// would let it through.
 	closed bool
 	props  map[string]bool
+	// names are the properties the schema names at its top level, for
+	// argumentCase.
+	names [][]byte
 }
 
 // noLoader refuses every $ref outside the schema: a locked schema must not
@@ -314,6 +318,7 @@ func (c *schemaCache) get(name string, tool json.RawMessage) *toolSchema {
 }
 
 func (t *toolSchema) compile(tool json.RawMessage) {
+	t.names = schemaProps(tool)
 	raw := find(tool, "inputSchema")
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -351,8 +356,8 @@ func (t *toolSchema) compile(tool json.RawMessage) {
 	}
 }
 
-func (c *schemaCache) validate(name string, tool, args json.RawMessage) error {
-	t := c.get(name, tool)
+// validate checks a call's arguments against the schema.
+func (t *toolSchema) validate(args json.RawMessage) error {
 	if t.err != nil {
 		return t.err
 	}

@@ -138,7 +138,7 @@ type proxy struct {
 	live        *mcp.Surface
 
 	mu         sync.Mutex
-	inflight   map[mcp.ID]context.CancelFunc
+	inflight   map[mcp.ID]*callCtx
 	clientCaps json.RawMessage // what the client declared it supports
 	srvNext    int64
 	srvReqs    map[mcp.ID]*serverRequest // by the id the client sees
@@ -210,7 +210,7 @@ func newProxy(opts Options) (*proxy, error) {
 		audit:    opts.Audit,
 		session:  opts.Session,
 
-		inflight:  map[mcp.ID]context.CancelFunc{},
+		inflight:  map[mcp.ID]*callCtx{},
 		srvReqs:   map[mcp.ID]*serverRequest{},
 		srvByUp:   map[mcp.ID]mcp.ID{},
 		srvTokens: map[string]bool{},
@@ -376,8 +376,8 @@ func (p *proxy) drain() {
 	case <-time.After(p.opts.DrainTimeout):
 	}
 	p.mu.Lock()
-	for _, cancel := range p.inflight {
-		cancel()
+	for _, ctx := range p.inflight {
+		ctx.cancel()
 	}
 	p.mu.Unlock()
 	p.out.abort(errors.New("the run is ending"))
@@ -496,7 +496,7 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 		p.respond(req, &Response{Result: []byte("{}")})
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := &callCtx{}
 	p.mu.Lock()
 	var refusal string
 	var code int64 = mcp.CodeInternalError
@@ -508,22 +508,21 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 	case len(p.inflight) >= p.opts.MaxInFlight:
 		refusal = fmt.Sprintf("too many requests in flight (at most %d)", p.opts.MaxInFlight)
 	default:
-		p.inflight[msg.ID] = cancel
+		p.inflight[msg.ID] = ctx
 		p.wg.Add(1) // under mu, so never after drain's Wait began
 	}
 	p.mu.Unlock()
 	if refusal != "" {
-		cancel()
 		p.writeError(msg.ID, code, refusal, nil)
 		return
 	}
-	p.handler(ctx, req, func(resp *Response, err error) { p.finish(ctx, cancel, req, resp, err) })
+	p.handler(ctx, req, func(resp *Response, err error) { p.finish(ctx, req, resp, err) })
 }
 
 // finish ends a request: it is no longer in flight, and the client gets its
 // answer, unless it cancelled the request ("the receiver of a cancellation
 // SHOULD NOT send a response for the cancelled request").
-func (p *proxy) finish(ctx context.Context, cancel context.CancelFunc, req *Request, resp *Response, err error) {
+func (p *proxy) finish(ctx *callCtx, req *Request, resp *Response, err error) {
 	defer p.wg.Done()
 	p.mu.Lock()
 	delete(p.inflight, req.ID)
@@ -531,7 +530,6 @@ func (p *proxy) finish(ctx context.Context, cancel context.CancelFunc, req *Requ
 	if ctx.Err() != nil {
 		return
 	}
-	cancel()
 	if err != nil {
 		resp = rpcError(mcp.CodeInternalError, err.Error())
 	}
@@ -585,10 +583,10 @@ func (p *proxy) clientNotification(msg *mcp.Message) {
 			return
 		}
 		p.mu.Lock()
-		cancel := p.inflight[id]
+		ctx := p.inflight[id]
 		p.mu.Unlock()
-		if cancel != nil {
-			cancel() // the upstream handler tells the server, under its id
+		if ctx != nil {
+			ctx.cancel() // the upstream handler tells the server, under its id
 		}
 	case "notifications/progress":
 		// Progress on a server→client request the proxy passed on.

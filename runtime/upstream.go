@@ -60,6 +60,20 @@ type pending struct {
 	method   string
 	timeout  time.Duration
 	deadline time.Time // zero: none
+
+	// For a client request: the connection and id, for cancelled.
+	u    *upstream
+	id   mcp.ID
+	call *callCtx
+}
+
+// cancelled is a client request whose context was cancelled: the server is
+// told, and done gets the context's error.
+func (p *pending) cancelled() {
+	if p.u.claim(p.id, p) {
+		p.u.cancel(p.id, "the client cancelled the request")
+		p.done(nil, context.Canceled)
+	}
 }
 
 // backlogLimit bounds what may wait for a server that reads slowly.
@@ -202,6 +216,14 @@ func (u *upstream) request(ctx context.Context, method string, params []byte, to
 	// Watched only once sent, so that the server never gets the
 	// cancellation before the request.
 	u.mu.Lock()
+	if c, ok := ctx.(*callCtx); ok && u.pending[id] == p {
+		p.u, p.id, p.call = u, id, c
+		u.mu.Unlock()
+		if !c.watch(p) {
+			p.cancelled()
+		}
+		return
+	}
 	if u.pending[id] == p {
 		p.stop = context.AfterFunc(ctx, func() {
 			if u.claim(id, p) {
@@ -281,6 +303,9 @@ func (u *upstream) claim(id mcp.ID, p *pending) bool {
 // release stops p's watches. p is out of the table, so its fields no longer
 // change.
 func (p *pending) release() {
+	if p.call != nil {
+		p.call.unwatch(p)
+	}
 	if p.stop != nil {
 		p.stop()
 	}

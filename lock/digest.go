@@ -20,6 +20,13 @@ const DigestPrefix = "sha256:"
 // Digest returns "sha256:" + the lowercase hex SHA-256 of the RFC 8785
 // canonical form of the JSON value v.
 func Digest(v []byte) (string, error) {
+	if strictjson.Check(v) == nil {
+		// The one-pass writer (canonical.go): no tree of the value.
+		var buf [256]byte
+		if c, rest, err := appendCanonical(buf[:0], v); err == nil && len(skipSpace(rest)) == 0 {
+			return digestCanonical(c), nil
+		}
+	}
 	c, err := jcs.Transform(v)
 	if err != nil {
 		return "", fmt.Errorf("canonicalizing JSON: %w", err)

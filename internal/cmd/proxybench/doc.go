@@ -3,8 +3,10 @@
 // side by side, not asserted by timed tests):
 //
 //   - round-trip latency p50/p99 of tools/call, direct to a fast Go echo
-//     server and through mcpform run;
-//   - throughput with 1 and with 64 requests in flight, both ways;
+//     server, through a bare line relay (a process that only copies lines
+//     both ways: the floor for any stdio proxy on the machine), and through
+//     mcpform run;
+//   - throughput with 1 and with 64 requests in flight, all three ways;
 //   - the proxy's memory (RSS now and peak) serving a lock of 1,000 tools.
 //
 // Usage:

@@ -21,12 +21,20 @@ import (
 
 func main() {
 	server := flag.Bool("server", false, "act as the echo server (internal)")
+	relay := flag.Bool("relay", false, "act as a bare line relay to the command in the arguments (internal)")
 	n := flag.Int("n", 20000, "tools/call requests per measurement")
 	tools := flag.Int("tools", 1000, "tools in the server's surface and the lock")
 	mcpform := flag.String("mcpform", "", "the mcpform binary (default: go build ./cmd/mcpform)")
 	flag.Parse()
 	if *server {
 		echoServer(*tools)
+		return
+	}
+	if *relay {
+		if err := relayTo(flag.Args()); err != nil {
+			fmt.Fprintln(os.Stderr, "proxybench relay:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	if err := bench(*n, *tools, *mcpform); err != nil {
@@ -85,6 +93,49 @@ func echoServer(tools int) {
 			out.Flush()
 		}
 	}
+}
+
+// relayTo is the floor for any stdio proxy: it starts argv and copies
+// lines both ways with nothing in between, batching like mcpform does
+// (a write once no further whole line is buffered).
+func relayTo(argv []string) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	r, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pump := func(dst io.Writer, src io.Reader) {
+		in := bufio.NewReaderSize(src, 1<<20)
+		out := bufio.NewWriterSize(dst, 1<<20)
+		for {
+			line, err := in.ReadSlice('\n')
+			if err != nil {
+				out.Flush()
+				return
+			}
+			out.Write(line)
+			if !bytes.Contains(peekBuffered(in), []byte("\n")) {
+				out.Flush()
+			}
+		}
+	}
+	go pump(os.Stdout, r)
+	pump(w, os.Stdin)
+	w.Close()
+	return cmd.Wait()
+}
+
+func peekBuffered(r *bufio.Reader) []byte {
+	b, _ := r.Peek(r.Buffered())
+	return b
 }
 
 // client drives one server process over stdio.
@@ -277,6 +328,13 @@ func bench(n, tools int, mcpform string) error {
 	d := measure(direct, n)
 	direct.close()
 
+	relayed, err := start(append([]string{self, "-relay", "--"}, serverArgv...), []string{})
+	if err != nil {
+		return err
+	}
+	r := measure(relayed, n)
+	relayed.close()
+
 	auditPath := filepath.Join(dir, "audit.jsonl")
 	if d := os.Getenv("PROXYBENCH_AUDIT_DIR"); d != "" {
 		auditPath = filepath.Join(d, "proxybench-audit.jsonl")
@@ -290,12 +348,15 @@ func bench(n, tools int, mcpform string) error {
 	now, peak := rss(proxied.cmd.Process.Pid)
 	proxied.close()
 
-	fmt.Printf("tools/call over stdio, %d requests per measurement, lock of %d tools, audit log on\n\n", n, tools)
-	fmt.Printf("%-24s %12s %12s %12s\n", "", "direct", "mcpform run", "added")
-	fmt.Printf("%-24s %12v %12v %12v\n", "latency p50", d.p50.Round(time.Microsecond), p.p50.Round(time.Microsecond), (p.p50 - d.p50).Round(time.Microsecond))
-	fmt.Printf("%-24s %12v %12v %12v\n", "latency p99", d.p99.Round(time.Microsecond), p.p99.Round(time.Microsecond), (p.p99 - d.p99).Round(time.Microsecond))
-	fmt.Printf("%-24s %12.0f %12.0f %11.0f%%\n", "req/s, 1 in flight", d.tput1, p.tput1, 100*p.tput1/d.tput1)
-	fmt.Printf("%-24s %12.0f %12.0f %11.0f%%\n", "req/s, 64 in flight", d.tput64, p.tput64, 100*p.tput64/d.tput64)
-	fmt.Printf("%-24s %12s %12s\n", "proxy RSS (now, peak)", now, peak)
+	fmt.Printf("tools/call over stdio, %d requests per measurement, lock of %d tools, audit log on\n", n, tools)
+	fmt.Printf("(bare relay: a process that only copies lines both ways, the floor for any stdio proxy)\n\n")
+	fmt.Printf("%-22s %10s %12s %12s %14s\n", "", "direct", "bare relay", "mcpform run", "mcpform adds")
+	us := func(d time.Duration) string { return d.Round(time.Microsecond).String() }
+	fmt.Printf("%-22s %10s %12s %12s %14s\n", "latency p50", us(d.p50), us(r.p50), us(p.p50), us(p.p50-d.p50))
+	fmt.Printf("%-22s %10s %12s %12s %14s\n", "latency p99", us(d.p99), us(r.p99), us(p.p99), us(p.p99-d.p99))
+	pct := func(x, of float64) string { return fmt.Sprintf("%.0f (%.0f%%)", x, 100*x/of) }
+	fmt.Printf("%-22s %10.0f %12s %12s\n", "req/s, 1 in flight", d.tput1, pct(r.tput1, d.tput1), pct(p.tput1, d.tput1))
+	fmt.Printf("%-22s %10.0f %12s %12s\n", "req/s, 64 in flight", d.tput64, pct(r.tput64, d.tput64), pct(p.tput64, d.tput64))
+	fmt.Printf("%-22s %10s %12s %12s\n", "mcpform RSS now, peak", "", now, peak)
 	return nil
 }

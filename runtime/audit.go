@@ -246,6 +246,17 @@ func (a *AuditLog) Commit() error {
 // laterDelay bounds how long WriteSoon keeps a record back.
 const laterDelay = 20 * time.Millisecond
 
+// FlushBacklog writes the queued records when at least n wait.
+func (a *AuditLog) FlushBacklog(n int) error {
+	a.mu.Lock()
+	many := a.batch != nil && len(a.batch.recs) >= n
+	a.mu.Unlock()
+	if !many {
+		return nil
+	}
+	return a.Write(nil)
+}
+
 // Flush writes every queued record.
 func (a *AuditLog) Flush() error { return a.Write(nil) }
 

@@ -249,6 +249,10 @@ func (p *proxy) logf(format string, args ...any) {
 	p.stderrMu.Unlock()
 }
 
+// outcomeBurst is how many waiting records make the server's reader append
+// them itself rather than leave them to the next request's append.
+const outcomeBurst = 16
+
 // auditFailure is an audit log that cannot be written: the run stops, since
 // nothing may reach the server or the client unrecorded.
 type auditFailure struct{ err error }
@@ -305,6 +309,10 @@ func (p *proxy) run(ctx context.Context) error {
 	p.up = newUpstream(rawIO(proc.Stdin), p.opts.WriteTimeout)
 	p.up.lw.before = p.flushAudit
 	p.up.out = p.out
+	// Under load, the outcomes of a burst of answers are appended by the
+	// server's reader, beside the client's reader, which appends the
+	// requests: the two share the log's work instead of one doing it all.
+	p.up.idle = func() { _ = p.audit.FlushBacklog(outcomeBurst) }
 	p.up.onNotification = p.upstreamNotification
 	p.up.onRequest = p.upstreamRequest
 	p.up.warn = p.logf

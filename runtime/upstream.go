@@ -40,6 +40,7 @@ type upstream struct {
 	// Set before listen; called on the reading goroutine, which holds out
 	// (the client's stream) while it handles a burst of messages.
 	out            *lineWriter
+	idle           func() // before the reader waits for more
 	onNotification func(*mcp.Message)
 	onRequest      func(*mcp.Message)
 	warn           func(format string, args ...any)
@@ -359,6 +360,9 @@ func (u *upstream) readLoop(r io.Reader, maxLine int) {
 	for {
 		if !rd.Buffered() {
 			_ = u.out.release()
+			if u.idle != nil {
+				u.idle()
+			}
 		}
 		line, err := rd.ReadLine()
 		u.out.hold()

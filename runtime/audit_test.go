@@ -76,3 +76,37 @@ func TestAuditTornLine(t *testing.T) {
 		t.Fatalf("verify: %v; want a broken record at line 2", err)
 	}
 }
+
+// An audit log that stops taking writes (a full disk) stops the run: the
+// request whose record cannot be written never reaches the server, the
+// client is told why, and the run ends with an error naming the log.
+func TestAuditFailureStopsTheRun(t *testing.T) {
+	s := startSession(t, []byte(`{"era": "legacy", `+echoTools+`}`), Options{})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	s.await("1")
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	a := s.auditLog
+	a.mu.Lock()
+	for a.writing {
+		a.idle.Wait()
+	}
+	a.f = full // every later append fails with ENOSPC
+	a.mu.Unlock()
+
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"unrecorded"}}}`)
+	s.await("2")
+	runErr := s.finish()
+	if runErr == nil || !strings.Contains(runErr.Error(), "no space left on device") || !strings.Contains(runErr.Error(), "nothing may pass unrecorded") {
+		t.Errorf("run ended with %v, want the audit log's failure", runErr)
+	}
+	if got := strings.Join(s.got, "\n"); !strings.Contains(got, `"id":2,"error"`) || !strings.Contains(got, "audit log") {
+		t.Errorf("the client was not told why its call failed:\n%s", got)
+	}
+	if log, _ := os.ReadFile(s.log); strings.Contains(string(log), "unrecorded") {
+		t.Errorf("the server got a call the audit log does not hold:\n%s", log)
+	}
+}

@@ -118,6 +118,8 @@ type session struct {
 	audit  string
 	log    string
 	seen   map[string]bool // ids of responses received
+	// auditLog is the run's open audit log.
+	auditLog *AuditLog
 }
 
 // add records one output line.
@@ -168,6 +170,7 @@ func startSession(t testing.TB, cfgJSON []byte, opts Options) *session {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { audit.Close() })
+	s.auditLog = audit
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	s.in = inW

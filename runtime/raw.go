@@ -46,40 +46,66 @@ func isEnvelopeKey(m member) bool {
 // members returns the top-level members of the JSON object obj, appending to
 // dst. It returns nil for anything that is not an object.
 func members(dst []member, obj []byte) []member {
-	i := skipWS(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
+	sc, ok := scanObject(obj)
+	if !ok {
 		return nil
 	}
-	i++
-	for {
-		i = skipWS(obj, i)
-		if i >= len(obj) || obj[i] == '}' {
-			return dst
-		}
-		if obj[i] == ',' {
-			i = skipWS(obj, i+1)
-		}
-		if i >= len(obj) || obj[i] != '"' {
-			return dst
-		}
-		ks := i
-		i = skipString(obj, i)
-		ke := i
-		i = skipWS(obj, i)
-		if i >= len(obj) || obj[i] != ':' {
-			return dst
-		}
-		i = skipWS(obj, i+1)
-		vs := i
-		i = skipValue(obj, i)
-		dst = append(dst, member{key: obj[ks:ke], value: obj[vs:i]})
+	for m, ok := sc.next(); ok; m, ok = sc.next() {
+		dst = append(dst, m)
 	}
+	return dst
 }
 
-// find returns the value of the member named name, or nil.
+// memberScan walks the members of one JSON object, in order.
+type memberScan struct {
+	obj []byte
+	i   int
+}
+
+// scanObject starts a walk of obj's members; ok is false when obj is not
+// an object.
+func scanObject(obj []byte) (memberScan, bool) {
+	i := skipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return memberScan{}, false
+	}
+	return memberScan{obj: obj, i: i + 1}, true
+}
+
+// next returns the next member; ok is false at the end of the object.
+func (s *memberScan) next() (m member, ok bool) {
+	obj, i := s.obj, skipWS(s.obj, s.i)
+	if i < len(obj) && obj[i] == ',' {
+		i = skipWS(obj, i+1)
+	}
+	if i >= len(obj) || obj[i] != '"' {
+		s.i = len(obj)
+		return member{}, false
+	}
+	ks := i
+	i = skipString(obj, i)
+	ke := i
+	i = skipWS(obj, i)
+	if i >= len(obj) || obj[i] != ':' {
+		s.i = len(obj)
+		return member{}, false
+	}
+	i = skipWS(obj, i+1)
+	vs := i
+	i = skipValue(obj, i)
+	s.i = i
+	return member{key: obj[ks:ke], value: obj[vs:i]}, true
+}
+
+// find returns the value of the member named name, or nil. It stops at the
+// first match: the proxy reads only strict JSON, which has no duplicate
+// keys.
 func find(obj []byte, name string) []byte {
-	var buf [16]member
-	for _, m := range members(buf[:0], obj) {
+	sc, ok := scanObject(obj)
+	if !ok {
+		return nil
+	}
+	for m, ok := sc.next(); ok; m, ok = sc.next() {
 		if m.keyIs(name) {
 			return m.value
 		}

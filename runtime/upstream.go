@@ -211,20 +211,24 @@ func (u *upstream) request(ctx context.Context, method string, params []byte, to
 		}
 		return
 	}
-	if ctx.Done() == nil {
-		return
-	}
 	// Watched only once sent, so that the server never gets the
 	// cancellation before the request.
-	u.mu.Lock()
-	if c, ok := ctx.(*callCtx); ok && u.pending[id] == p {
-		p.u, p.id, p.call = u, id, c
+	if c, ok := ctx.(*callCtx); ok {
+		u.mu.Lock()
+		current := u.pending[id] == p
+		if current {
+			p.u, p.id, p.call = u, id, c
+		}
 		u.mu.Unlock()
-		if !c.watch(p) {
+		if current && !c.watch(p) {
 			p.cancelled()
 		}
 		return
 	}
+	if ctx.Done() == nil {
+		return
+	}
+	u.mu.Lock()
 	if u.pending[id] == p {
 		p.stop = context.AfterFunc(ctx, func() {
 			if u.claim(id, p) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gowebpki/jcs"
 
@@ -17,13 +18,20 @@ import (
 // DigestPrefix names the hash of every digest in the format.
 const DigestPrefix = "sha256:"
 
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
 // Digest returns "sha256:" + the lowercase hex SHA-256 of the RFC 8785
 // canonical form of the JSON value v.
 func Digest(v []byte) (string, error) {
 	if strictjson.Check(v) == nil {
 		// The one-pass writer (canonical.go): no tree of the value.
-		var buf [256]byte
-		if c, rest, err := appendCanonical(buf[:0], v); err == nil && len(skipSpace(rest)) == 0 {
+		buf := scratchPool.Get().(*[]byte)
+		defer scratchPool.Put(buf)
+		c, rest, err := appendCanonical((*buf)[:0], v)
+		if cap(c) <= 64<<10 {
+			*buf = c
+		}
+		if err == nil && len(skipSpace(rest)) == 0 {
 			return digestCanonical(c), nil
 		}
 	}

@@ -11,8 +11,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,29 +125,36 @@ type Record struct {
 	Server  string
 	Event   string // start, drift, quarantine, request, result, deny, exit
 	Method  string
-	ID      string // the client's request id, as on the wire
-	Item    string // the tool or prompt name, or the resource URI
-	Args    map[string]string
+	ID      string      // the client's request id, as on the wire
+	Item    string      // the tool or prompt name, or the resource URI
+	Args    []ArgDigest // sorted by name
 	Outcome string
 	Detail  string
 }
 
+// ArgDigest is one argument of a call as the audit log holds it: its name
+// and the digest of its value.
+type ArgDigest struct {
+	Name, Digest string
+}
+
 // ArgDigests returns the digest of each argument value of the JSON object
-// args ("sha256:…" of its RFC 8785 form), for Record.Args.
-func ArgDigests(args json.RawMessage) map[string]string {
-	if len(args) == 0 {
+// args ("sha256:…" of its RFC 8785 form), sorted by name, for Record.Args.
+func ArgDigests(args json.RawMessage) []ArgDigest {
+	sc, ok := scanObject(args)
+	if !ok {
 		return nil
 	}
-	var ms [16]member
-	out := map[string]string{}
-	for _, m := range members(ms[:0], args) {
+	var out []ArgDigest
+	for m, ok := sc.next(); ok; m, ok = sc.next() {
 		name, _ := stringValue(m.key)
 		d, err := lock.Digest(m.value)
 		if err != nil {
 			d = "invalid"
 		}
-		out[name] = d
+		out = append(out, ArgDigest{name, d})
 	}
+	slices.SortFunc(out, func(a, b ArgDigest) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -343,19 +351,14 @@ func appendRecord(b []byte, r *Record, pid int, prev string) []byte {
 	str("id", r.ID)
 	str("item", r.Item)
 	if len(r.Args) > 0 {
-		names := make([]string, 0, len(r.Args))
-		for n := range r.Args {
-			names = append(names, n)
-		}
-		sort.Strings(names)
 		b = append(b, `,"args":{`...)
-		for i, n := range names {
+		for i, a := range r.Args {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = mcp.AppendQuoted(b, n)
+			b = mcp.AppendQuoted(b, a.Name)
 			b = append(b, ':')
-			b = mcp.AppendQuoted(b, r.Args[n])
+			b = mcp.AppendQuoted(b, a.Digest)
 		}
 		b = append(b, '}')
 	}

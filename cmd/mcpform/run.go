@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"strings"
 
@@ -14,6 +15,19 @@ import (
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/runtime"
 )
+
+// oneProcessor runs the proxy's goroutines on one processor unless the
+// user set GOMAXPROCS. A run is a sidecar, one per server per client, whose
+// work is two goroutines handing messages on (the client's reader and the
+// server's); with more processors the scheduler wakes and spins idle
+// threads at every hand-over, CPU taken from the client and the server. On
+// the 2-core reference machine one processor carried ~88k calls/s with 64
+// in flight instead of ~74k, at the same latency (proxybench).
+func oneProcessor() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		goruntime.GOMAXPROCS(1)
+	}
+}
 
 // runFlags is mcpform run's command line.
 type runFlags struct {
@@ -58,6 +72,7 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 		}
 		return exitUsage
 	}
+	oneProcessor()
 	file, err := lock.Load(f.lockPath)
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)

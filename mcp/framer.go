@@ -68,19 +68,24 @@ func (r *Reader) ReadLine() ([]byte, error) {
 	}
 }
 
-// Buffered reports whether a whole line is already buffered, so that the
-// next ReadLine returns without reading: a reader that batches its output
-// writes it once this turns false, before it would wait.
+// Buffered reports whether a whole non-blank line is already buffered, so
+// that the next ReadLine returns without reading: a reader that batches its
+// output writes it once this turns false, before it would wait.
 func (r *Reader) Buffered() bool {
 	if r.discard {
 		return false
 	}
-	n := r.br.Buffered()
-	if n == 0 {
-		return false
+	b, _ := r.br.Peek(r.br.Buffered())
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		if len(bytes.TrimLeft(b[:i], " \t\r")) > 0 {
+			return true
+		}
+		b = b[i+1:] // a blank line, which ReadLine skips
 	}
-	b, _ := r.br.Peek(n)
-	return bytes.IndexByte(b, '\n') >= 0
 }
 
 func (r *Reader) next() ([]byte, error) {

@@ -112,5 +112,13 @@ func TestReaderBuffered(t *testing.T) {
 	if line, _ := r.ReadLine(); string(line) != "d" {
 		t.Fatalf("ReadLine = %q, want d", line)
 	}
+	// Blank lines are skipped by ReadLine, so they are nothing to read.
+	go io.WriteString(pw, "e\n\r\n \n")
+	if line, _ := r.ReadLine(); string(line) != "e" {
+		t.Fatalf("ReadLine = %q, want e", line)
+	}
+	if r.Buffered() {
+		t.Fatal("Buffered() = true with only blank lines in the buffer")
+	}
 	pw.Close()
 }

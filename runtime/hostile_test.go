@@ -140,3 +140,21 @@ func TestEscapedMetaIsNotSmuggled(t *testing.T) {
 		}
 	}
 }
+
+// A server that never answers a call must not keep the run alive once the
+// client closed its input: after DrainTimeout the call is cancelled (the
+// server is told), the run ends, and the server is stopped.
+func TestHostileServerNeverAnswersAtClose(t *testing.T) {
+	cfg := `{"era": "legacy", "rules": [{"on": "tools/call", "do": "silent"}], ` + echoTools + `}`
+	s := startSession(t, []byte(cfg), Options{DrainTimeout: 200 * time.Millisecond})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	s.await("1")
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"never"}}}`)
+	s.settle(100 * time.Millisecond)
+	if err := s.finish(); err != nil {
+		t.Errorf("run ended with %v, want nil (the client closed its input)", err)
+	}
+	if log, _ := os.ReadFile(s.log); !strings.Contains(string(log), `"method":"notifications/cancelled"`) {
+		t.Errorf("the server was not told the call was cancelled:\n%s", log)
+	}
+}

@@ -383,16 +383,25 @@ func (p *proxy) drain() {
 		return
 	case <-time.After(p.opts.DrainTimeout):
 	}
+	// Cancelled outside mu: a cancelled request is answered (finish)
+	// on this goroutine, and finish takes mu.
 	p.mu.Lock()
+	inflight := make([]*callCtx, 0, len(p.inflight))
 	for _, ctx := range p.inflight {
-		ctx.cancel()
+		inflight = append(inflight, ctx)
 	}
 	p.mu.Unlock()
+	for _, ctx := range inflight {
+		ctx.cancel()
+	}
 	p.out.abort(errors.New("the run is ending"))
 	select {
 	case <-done:
 	case <-time.After(p.opts.DrainTimeout):
-		p.logf("%d requests did not end in time", len(p.inflight))
+		p.mu.Lock()
+		n := len(p.inflight)
+		p.mu.Unlock()
+		p.logf("%d requests did not end in time", n)
 	}
 }
 

@@ -423,3 +423,17 @@ func sortedLines(s string) string {
 	slices.Sort(l)
 	return strings.Join(l, "\n")
 }
+
+// Blank lines between messages are skipped, and a message followed by one
+// in the same write is still answered: the reader does not wait with the
+// message's effect held back.
+func TestBlankLinesAfterARequest(t *testing.T) {
+	s := startSession(t, []byte(`{"era": "legacy", `+echoTools+`}`), Options{})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n\r\n")
+	s.await("1")
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}` + "\n")
+	s.await("2")
+	if err := s.finish(); err != nil {
+		t.Fatal(err)
+	}
+}

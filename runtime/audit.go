@@ -61,6 +61,9 @@ type AuditLog struct {
 	idle    *sync.Cond // signalled when writing ends
 	closed  bool
 	timer   *time.Timer // flushes WriteSoon's records
+	// failed is the first failed append: records may have been lost with
+	// it, so every later write and commit fails too (whoever appended).
+	failed error
 
 	f    *os.File
 	path string
@@ -167,6 +170,11 @@ func ArgDigests(args json.RawMessage) []ArgDigest {
 // for that. Alone a record costs nothing extra; 64 at once cost one append.
 func (a *AuditLog) Write(rec *Record) error {
 	a.mu.Lock()
+	if a.failed != nil {
+		err := a.failed
+		a.mu.Unlock()
+		return err
+	}
 	if a.closed || rec == nil && a.batch == nil && !a.writing {
 		a.mu.Unlock()
 		if rec == nil {
@@ -197,6 +205,9 @@ func (a *AuditLog) Write(rec *Record) error {
 		b.err = a.writeBatch(b.recs)
 		close(b.done)
 		a.mu.Lock()
+		if b.err != nil && a.failed == nil {
+			a.failed = b.err
+		}
 	}
 	a.writing = false
 	a.idle.Broadcast()
@@ -219,6 +230,9 @@ func (a *AuditLog) WriteSoon(rec *Record) error { return a.enqueue(rec, false) }
 func (a *AuditLog) enqueue(rec *Record, required bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.failed != nil {
+		return a.failed
+	}
 	if a.closed {
 		return errAuditClosed
 	}
@@ -244,7 +258,11 @@ func (a *AuditLog) enqueue(rec *Record, required bool) error {
 func (a *AuditLog) Commit() error {
 	a.mu.Lock()
 	needed := a.writing || a.batch != nil && a.batch.required
+	failed := a.failed
 	a.mu.Unlock()
+	if failed != nil {
+		return failed
+	}
 	if !needed {
 		return nil
 	}
@@ -438,7 +456,11 @@ func (e *ChainError) Error() string {
 // number of records, and a *ChainError for the first broken one.
 func VerifyAudit(r io.Reader) (int, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	prev := ""
+	// prev is the hash of the record before; prevLine the digest of its
+	// whole line, which is what logs written before mcpform chained on
+	// hashes hold (so such a log, and one continued by a newer mcpform,
+	// still verify).
+	prev, prevLine := "", ""
 	n := 0
 	for {
 		line, err := br.ReadBytes('\n')
@@ -453,14 +475,15 @@ func VerifyAudit(r io.Reader) (int, error) {
 			return n, &ChainError{n, "the last line is incomplete (no newline): a write was cut short"}
 		}
 		line = line[:len(line)-1]
-		if msg := checkRecord(line, prev); msg != "" {
+		if msg := checkRecord(line, prev, prevLine); msg != "" {
 			return n, &ChainError{n, msg}
 		}
 		prev, _ = recordHash(line)
+		prevLine = lineDigest(line)
 	}
 }
 
-func checkRecord(line []byte, prev string) string {
+func checkRecord(line []byte, prev, prevLine string) string {
 	if err := strictjson.Check(line); err != nil {
 		return "not a JSON record: " + err.Error()
 	}
@@ -479,7 +502,7 @@ func checkRecord(line []byte, prev string) string {
 	if err := json.Unmarshal(line, &rec); err != nil || rec.Prev == nil {
 		return `the record has no "prev"`
 	}
-	if *rec.Prev != prev {
+	if *rec.Prev != prev && (prev == "" || *rec.Prev != prevLine) {
 		if prev == "" {
 			return `the first record's "prev" is not empty: records before it are missing`
 		}

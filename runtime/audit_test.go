@@ -78,8 +78,8 @@ func TestAuditTornLine(t *testing.T) {
 }
 
 // An audit log that stops taking writes (a full disk) stops the run: the
-// request whose record cannot be written never reaches the server, the
-// client is told why, and the run ends with an error naming the log.
+// request whose record cannot be written never reaches the server, nothing
+// more reaches the client, and the run ends with an error naming the log.
 func TestAuditFailureStopsTheRun(t *testing.T) {
 	s := startSession(t, []byte(`{"era": "legacy", `+echoTools+`}`), Options{})
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
@@ -103,10 +103,48 @@ func TestAuditFailureStopsTheRun(t *testing.T) {
 	if runErr == nil || !strings.Contains(runErr.Error(), "no space left on device") || !strings.Contains(runErr.Error(), "nothing may pass unrecorded") {
 		t.Errorf("run ended with %v, want the audit log's failure", runErr)
 	}
-	if got := strings.Join(s.got, "\n"); !strings.Contains(got, `"id":2,"error"`) || !strings.Contains(got, "audit log") {
-		t.Errorf("the client was not told why its call failed:\n%s", got)
+	if got := strings.Join(s.got, "\n"); strings.Contains(got, `"id":2`) {
+		t.Errorf("the client got an answer its call's record does not precede:\n%s", got)
 	}
 	if log, _ := os.ReadFile(s.log); strings.Contains(string(log), "unrecorded") {
 		t.Errorf("the server got a call the audit log does not hold:\n%s", log)
+	}
+	a.mu.Lock()
+	for a.writing {
+		a.idle.Wait()
+	}
+	a.f = nil // closed by Close; /dev/full by the defer
+	a.mu.Unlock()
+}
+
+// A failed append fails every later commit, whoever appended: a record
+// the log's timer or another burst lost must not let the next line out.
+func TestAuditFailureIsSticky(t *testing.T) {
+	a, err := OpenAudit(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	real := a.f
+	a.f = full
+	if err := a.Queue(&Record{Event: "request", Method: "tools/call"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.FlushBacklog(1); err == nil {
+		t.Fatal("an append to a full disk succeeded")
+	}
+	a.mu.Lock()
+	a.f = real
+	a.mu.Unlock()
+	if err := a.Commit(); err == nil {
+		t.Error("Commit after a lost request record = nil: the request would be let through unrecorded")
+	}
+	if err := a.Queue(&Record{Event: "request"}); err == nil {
+		t.Error("Queue after a failed append = nil")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -18,10 +19,17 @@ import (
 // works: two or three extra context switches per message, most of what the
 // proxy added to a call on a 2-core VM. A read or write of a non-blocking
 // pipe never blocks, so it needs none of that.
+//
+// It holds the file rather than embedding it: os.File's Fd puts the file
+// back in blocking mode, and a raw read of a blocking pipe would hold the
+// run's one processor.
 type rawPipe struct {
-	*os.File
+	f  *os.File
 	rc syscall.RawConn
 }
+
+func (p *rawPipe) Close() error                       { return p.f.Close() }
+func (p *rawPipe) SetWriteDeadline(t time.Time) error { return p.f.SetWriteDeadline(t) }
 
 // rawIO returns f as a rawPipe when it is a non-blocking pipe or socket
 // (what os.Pipe and Pollable return); anything else as it is.
@@ -42,7 +50,7 @@ func rawIO[T any](f T) T {
 	if !nonblocking {
 		return f
 	}
-	if p, ok := any(&rawPipe{File: file, rc: rc}).(T); ok {
+	if p, ok := any(&rawPipe{f: file, rc: rc}).(T); ok {
 		return p
 	}
 	return f
@@ -68,7 +76,7 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 	case err != nil:
 		return 0, err
 	case errno != 0:
-		return 0, &os.PathError{Op: "read", Path: p.Name(), Err: errno}
+		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: errno}
 	case n == 0:
 		return 0, io.EOF
 	}
@@ -99,7 +107,7 @@ func (p *rawPipe) Write(b []byte) (int, error) {
 	case err != nil:
 		return written, err
 	case errno != 0:
-		return written, &os.PathError{Op: "write", Path: p.Name(), Err: errno}
+		return written, &os.PathError{Op: "write", Path: p.f.Name(), Err: errno}
 	}
 	return written, nil
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,12 +13,23 @@ import (
 // proxy's own time per call; this one is allocated with the request, and
 // watching it (upstream.request, context.AfterFunc) costs no goroutine.
 type callCtx struct {
+	// on is the reader running the request's handlers or its answer's
+	// continuations right now (onClientReader, onServerReader), or 0: the
+	// reader holds the other side's stream, so lines it writes for the
+	// request may wait for its release (lineWriter.queueLine).
+	on atomic.Int32
+
 	mu      sync.Mutex
 	done    chan struct{} // made by the first Done
 	err     error
 	watcher canceller          // the forwarded request, told once when cancelled
 	after   map[*func()]func() // context.AfterFunc's functions
 }
+
+const (
+	onClientReader = 1 + iota
+	onServerReader
+)
 
 // canceller is told that the request's context was cancelled.
 type canceller interface{ cancelled() }

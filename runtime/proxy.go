@@ -510,7 +510,7 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 		return
 	}
 	if msg.Method == "ping" {
-		p.respond(req, &Response{Result: []byte("{}")})
+		p.respond(req, &Response{Result: []byte("{}")}, false)
 		return
 	}
 	ctx := &callCtx{}
@@ -533,7 +533,9 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 		p.writeError(msg.ID, code, refusal, nil)
 		return
 	}
+	ctx.on.Store(onClientReader)
 	p.handler(ctx, req, func(resp *Response, err error) { p.finish(ctx, req, resp, err) })
+	ctx.on.Store(0)
 }
 
 // finish ends a request: it is no longer in flight, and the client gets its
@@ -550,11 +552,12 @@ func (p *proxy) finish(ctx *callCtx, req *Request, resp *Response, err error) {
 	if err != nil {
 		resp = rpcError(mcp.CodeInternalError, err.Error())
 	}
-	p.respond(req, resp)
+	p.respond(req, resp, ctx.on.Load() == onServerReader)
 }
 
-// respond writes resp to the client, shaped for the request's era.
-func (p *proxy) respond(req *Request, resp *Response) {
+// respond writes resp to the client, shaped for the request's era; queued
+// when the caller is the server's reader (the client stream's batcher).
+func (p *proxy) respond(req *Request, resp *Response, queued bool) {
 	b := getBuf()
 	defer putBuf(b)
 	if resp.Error != nil {
@@ -566,6 +569,10 @@ func (p *proxy) respond(req *Request, resp *Response) {
 			(*b) = (*b)[:0]
 			*b = appendError(*b, req.ID, err.Code, err.Message, nil)
 		}
+	}
+	if queued {
+		_ = p.out.queueLine(*b)
+		return
 	}
 	p.write(*b)
 }

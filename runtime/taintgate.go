@@ -135,10 +135,14 @@ func (g *taintGate) wrap(next Handler) Handler {
 		forwarded := reply
 		if isSource {
 			forwarded = func(resp *Response, err error) {
-				if err == nil && resp != nil {
-					resp = g.taintOnReturn(req, src, resp)
+				if err != nil || resp == nil || !taints(resp) {
+					reply(resp, err)
+					return
 				}
-				reply(resp, err)
+				// Recording the taint takes the session's file lock
+				// and a sync to disk: not on the goroutine that reads
+				// the server, which other answers wait for.
+				go func() { reply(g.taintOnReturn(req, src, resp), nil) }()
 			}
 		}
 		if isSink {
@@ -153,8 +157,8 @@ func (g *taintGate) wrap(next Handler) Handler {
 // once the client holds it, it is too late. A result that cannot be
 // recorded is withheld (fail closed).
 func (g *taintGate) taintOnReturn(req *Request, src string, resp *Response) *Response {
-	if resp.Error != nil || resultType(resp.Result) == "input_required" {
-		return resp // nothing of the source reached the client
+	if !taints(resp) {
+		return resp
 	}
 	digest, err := lock.Digest(resp.Result)
 	if err != nil {
@@ -170,6 +174,12 @@ func (g *taintGate) taintOnReturn(req *Request, src string, resp *Response) *Res
 		return g.refuse(req, "mcpform withheld the result: it cannot write its audit log")
 	}
 	return resp
+}
+
+// taints reports whether a source's answer carries its content to the
+// client: an error or an input_required result does not.
+func taints(resp *Response) bool {
+	return resp.Error == nil && resultType(resp.Result) != "input_required"
 }
 
 func resultType(res []byte) string {

@@ -205,7 +205,17 @@ func (u *upstream) request(ctx context.Context, method string, params []byte, to
 
 	b := getBuf()
 	*b = appendRequest(*b, id, method, params)
-	if err := u.send(b); err != nil {
+	c, own := ctx.(*callCtx)
+	var err error
+	if own && c.on.Load() == onClientReader {
+		// Sent by the client's reader, which releases the stream before
+		// it waits for more.
+		err = u.lw.queueLine(*b)
+		putBuf(b)
+	} else {
+		err = u.send(b)
+	}
+	if err != nil {
 		if u.claim(id, p) {
 			done(nil, err)
 		}
@@ -213,7 +223,7 @@ func (u *upstream) request(ctx context.Context, method string, params []byte, to
 	}
 	// Watched only once sent, so that the server never gets the
 	// cancellation before the request.
-	if c, ok := ctx.(*callCtx); ok {
+	if own {
 		u.mu.Lock()
 		current := u.pending[id] == p
 		if current {
@@ -420,6 +430,10 @@ func (u *upstream) deliver(msg *mcp.Message) {
 		return
 	}
 	p.release()
+	if p.call != nil {
+		p.call.on.Store(onServerReader)
+		defer p.call.on.Store(0)
+	}
 	p.done(msg, nil)
 }
 

@@ -15,11 +15,13 @@ import (
 // message); lines that arrive while a write is under way are appended to a
 // buffer that the writing goroutine sends next, in one system call.
 //
-// One goroutine, the stream's batcher, may also hold lines back while it
-// handles a burst of messages that are already read (hold, release): the
-// goroutine that reads the client holds the server's stream, the one that
-// reads the server holds the client's. Under load a burst of 64 requests
-// then costs one write; alone a message is written as soon as it is handled.
+// One goroutine, the stream's batcher, may also hold its own lines back
+// (queueLine) while it handles a burst of messages that are already read
+// (hold, release): the goroutine that reads the client holds the server's
+// stream, the one that reads the server holds the client's. Under load a
+// burst of 64 requests then costs one write; alone a message is written as
+// soon as it is handled. A line from anyone else (writeLine) is never held:
+// it goes out at once, with what is held before it.
 type lineWriter struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -58,9 +60,15 @@ func newLineWriter(w io.Writer, limit int, failFast bool, timeout time.Duration,
 // errBacklog is a line refused because the server left too much unread.
 var errBacklog = errors.New("the server is not reading its input (too much is waiting for it)")
 
-// writeLine writes b (one or more complete lines). b may be reused once it
-// returns.
-func (lw *lineWriter) writeLine(b []byte) error {
+// writeLine writes b (one or more complete lines), with any held lines
+// before it. b may be reused once it returns.
+func (lw *lineWriter) writeLine(b []byte) error { return lw.put(b, false) }
+
+// queueLine is writeLine for the stream's batcher: while it holds the
+// stream, b waits for release (or for a line of someone else's).
+func (lw *lineWriter) queueLine(b []byte) error { return lw.put(b, true) }
+
+func (lw *lineWriter) put(b []byte, mayHold bool) error {
 	lw.mu.Lock()
 	for {
 		if lw.err != nil {
@@ -77,7 +85,7 @@ func (lw *lineWriter) writeLine(b []byte) error {
 		}
 		lw.cond.Wait()
 	}
-	if lw.writing || lw.held && len(lw.buf)+len(b) <= holdLimit {
+	if lw.writing || mayHold && lw.held && len(lw.buf)+len(b) <= holdLimit {
 		lw.buf = append(lw.buf, b...)
 		lw.mu.Unlock()
 		return nil

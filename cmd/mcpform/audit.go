@@ -46,6 +46,10 @@ func runAudit(_ context.Context, io *stdio, args []string) int {
 		path = p
 	}
 	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(io.err, "mcpform audit verify: there is no audit log at %s: `mcpform run` writes it (there, or where its -audit says) once a client starts a server through it\n", path)
+		return exitError
+	}
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform audit verify: %v\n", err)
 		return exitError

@@ -37,13 +37,9 @@ func parseApplyFlags(args []string, stderr io.Writer) (*applyFlags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		f.planFile = fs.Arg(0)
-	default:
-		fmt.Fprintln(stderr, "mcpform apply takes at most one argument, a saved plan")
-		return nil, fmt.Errorf("arguments")
+	var err error
+	if f.planFile, err = optionalArg(fs, stderr, "", "a saved plan"); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

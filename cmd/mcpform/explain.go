@@ -26,16 +26,10 @@ func parseExplainFlags(args []string, stderr io.Writer) (explainFlags, error) {
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		// Ids are upper case; accept what a user types from memory.
-		f.rule = strings.ToUpper(fs.Arg(0))
-	default:
-		fs.Usage()
-		return f, fmt.Errorf("explain takes at most one rule id")
-	}
-	return f, nil
+	rule, err := optionalArg(fs, stderr, "", "a rule id")
+	// Ids are upper case; accept what a user types from memory.
+	f.rule = strings.ToUpper(rule)
+	return f, err
 }
 
 func runExplain(_ context.Context, io *stdio, args []string) int {

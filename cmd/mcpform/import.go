@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -45,13 +44,9 @@ func parseImportFlags(args []string, stderr io.Writer) (*importFlags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		f.file = fs.Arg(0)
-	default:
-		fs.Usage()
-		return nil, errors.New("too many arguments")
+	var err error
+	if f.file, err = optionalArg(fs, stderr, "", "a client configuration file"); err != nil {
+		return nil, err
 	}
 	if f.client != "" {
 		if _, err := onboard.ParseClient(f.client); err != nil {

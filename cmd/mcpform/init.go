@@ -31,16 +31,9 @@ func parseInitFlags(args []string, stderr io.Writer) (initFlags, error) {
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
-	switch fs.NArg() {
-	case 0:
-		f.dir = "."
-	case 1:
-		f.dir = fs.Arg(0)
-	default:
-		fmt.Fprintln(stderr, "mcpform init: at most one directory")
-		return f, errors.New("too many arguments")
-	}
-	return f, nil
+	var err error
+	f.dir, err = optionalArg(fs, stderr, ".", "a directory")
+	return f, err
 }
 
 func runInit(ctx context.Context, io *stdio, args []string) int {

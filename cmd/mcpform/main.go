@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -175,4 +177,19 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// optionalArg returns the one argument a command may take, or def when it
+// got none; more than one is a usage error, said on stderr as
+// "mcpform NAME takes at most one argument, WHAT", then the usage.
+func optionalArg(fs *flag.FlagSet, stderr io.Writer, def, what string) (string, error) {
+	switch fs.NArg() {
+	case 0:
+		return def, nil
+	case 1:
+		return fs.Arg(0), nil
+	}
+	fmt.Fprintf(stderr, "mcpform %s takes at most one argument, %s\n\n", fs.Name(), what)
+	fs.Usage()
+	return "", errors.New("too many arguments")
 }

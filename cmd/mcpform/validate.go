@@ -67,16 +67,9 @@ func parseValidateFlags(args []string, stderr io.Writer) (validateFlags, error) 
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
-	switch fs.NArg() {
-	case 0:
-		f.dir = "."
-	case 1:
-		f.dir = fs.Arg(0)
-	default:
-		fmt.Fprintln(stderr, "mcpform validate: at most one directory")
-		return f, errors.New("too many arguments")
-	}
-	return f, nil
+	var err error
+	f.dir, err = optionalArg(fs, stderr, ".", "a directory")
+	return f, err
 }
 
 func runValidate(_ context.Context, io *stdio, args []string) int {

@@ -113,7 +113,8 @@ func (u *upstream) listen(r io.Reader, maxLine int) {
 	go u.readLoop(r, maxLine)
 }
 
-// Done is closed when the server's stdout ended; Err says why.
+// Done is closed when the connection ended: the server's output ended, a
+// write to it failed, or the audit log did (fail); Err says why.
 func (u *upstream) Done() <-chan struct{} { return u.done }
 
 func (u *upstream) Err() error {

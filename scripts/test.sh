@@ -21,6 +21,14 @@ go vet ./...
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 
+echo "== the proxy's tests again under the race detector"
+# The race detector needs a C compiler (cgo).
+if ! command -v gcc >/dev/null; then
+  echo "installing gcc for the race detector"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc >/dev/null
+fi
+CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./runtime/ ./internal/proxymodel/
+
 echo "== fuzzing every fuzz target briefly"
 FUZZTIME="${FUZZTIME:-5s}" bash scripts/fuzz.sh
 

@@ -158,3 +158,25 @@ func TestHostileServerNeverAnswersAtClose(t *testing.T) {
 		t.Errorf("the server was not told the call was cancelled:\n%s", log)
 	}
 }
+
+// While a server that stopped reading has a full input, the client's
+// reader must not wait for it: pings are answered at once, long before the
+// write to the server gives up (WriteTimeout).
+func TestHostileServerStopsReadingPingsStillAnswered(t *testing.T) {
+	cfg := `{"era": "legacy", "rules": [{"on": "tools/call", "do": "stop-reading"}], ` + echoTools + `}`
+	const writeTimeout = 10 * time.Second
+	s := startSession(t, []byte(cfg), Options{WriteTimeout: writeTimeout, DrainTimeout: 200 * time.Millisecond, MaxInFlight: 400})
+	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	s.await(`"init"`)
+	big := strings.Repeat("x", 32<<10)
+	start := time.Now()        // the client's writes block too while its reader waits
+	for i := 0; i < 100; i++ { // 3 MiB: far more than the pipe holds
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, i, big))
+	}
+	s.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	s.await(`"ping"`)
+	if d := time.Since(start); d > writeTimeout/2 {
+		t.Fatalf("the calls and a ping took %v while the server's input was full: the client's reader waited for the server", d)
+	}
+	s.finish()
+}

@@ -83,7 +83,13 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-func (p *rawPipe) Write(b []byte) (int, error) {
+func (p *rawPipe) Write(b []byte) (int, error) { return p.write(b, true) }
+
+// tryWrite writes what the pipe takes now, without waiting for room: n <
+// len(b) with a nil error means the pipe is full.
+func (p *rawPipe) tryWrite(b []byte) (int, error) { return p.write(b, false) }
+
+func (p *rawPipe) write(b []byte, wait bool) (int, error) {
 	written := 0
 	var errno syscall.Errno
 	err := p.rc.Write(func(fd uintptr) bool {
@@ -95,7 +101,7 @@ func (p *rawPipe) Write(b []byte) (int, error) {
 				written += int(r)
 			case syscall.EINTR:
 			case syscall.EAGAIN:
-				return false // full: wait until the reader made room
+				return !wait // full: wait until the reader made room, or leave the rest
 			default:
 				errno = e
 				return true

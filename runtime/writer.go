@@ -126,23 +126,45 @@ func (lw *lineWriter) release() error {
 }
 
 // drain writes b and then the buffer until it is empty; the caller set
-// writing, under mu, and does not hold mu.
-func (lw *lineWriter) drain(b []byte) error {
+// writing, under mu, and does not hold mu. A caller's goroutine does not
+// wait for a full stream: when the stream takes only part (a reader that
+// is slow or stalled), what is left goes to a goroutine of its own, which
+// waits (up to the timeout), and the caller goes on: the reader that wrote
+// a request must not stop answering pings because the server stopped
+// reading.
+func (lw *lineWriter) drain(b []byte) error { return lw.drainFrom(b, false) }
+
+func (lw *lineWriter) drainFrom(b []byte, wait bool) error {
 	var err error
-	if len(b) > 0 {
-		err = lw.write(b)
-	}
+	pending, ours := b, false // ours: pending is a buffer of lw's, not the caller's
 	lw.mu.Lock()
-	for err == nil && len(lw.buf) > 0 {
-		out := lw.buf
-		lw.buf = lw.spare[:0]
-		lw.mu.Unlock()
-		err = lw.write(out)
-		lw.mu.Lock()
-		if cap(out) <= 1<<20 {
-			lw.spare = out[:0]
+	for {
+		if len(pending) == 0 {
+			if len(lw.buf) == 0 {
+				break
+			}
+			pending, ours = lw.buf, true
+			lw.buf = lw.spare[:0]
 		}
+		lw.mu.Unlock()
+		var rest []byte
+		rest, err = lw.send(pending, wait)
+		lw.mu.Lock()
+		if err == nil && len(rest) > 0 {
+			// Full: the rest goes first, then what came meanwhile.
+			lw.buf = append(append(make([]byte, 0, len(rest)+len(lw.buf)), rest...), lw.buf...)
+			lw.mu.Unlock()
+			go lw.drainFrom(nil, true) // writing stays set: the goroutine owns the stream
+			return nil
+		}
+		if ours && cap(pending) <= 1<<20 {
+			lw.spare = pending[:0]
+		}
+		pending = nil
 		lw.cond.Broadcast()
+		if err != nil {
+			break
+		}
 	}
 	lw.writing = false
 	if err != nil && lw.err == nil {
@@ -157,12 +179,26 @@ func (lw *lineWriter) drain(b []byte) error {
 	return err
 }
 
-func (lw *lineWriter) write(b []byte) error {
+// send writes b after the before hook. Without wait, a stream that can
+// take only part of b without waiting (tryWriter) returns the rest.
+func (lw *lineWriter) send(b []byte, wait bool) ([]byte, error) {
 	if lw.before != nil {
 		if err := lw.before(); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	if tw, ok := lw.w.(tryWriter); ok && !wait {
+		n, err := tw.tryWrite(b)
+		return b[n:], err
+	}
+	return nil, lw.write(b)
+}
+
+// tryWriter writes what the stream takes without waiting (rawPipe).
+type tryWriter interface{ tryWrite(b []byte) (int, error) }
+
+// write writes all of b, waiting up to the timeout.
+func (lw *lineWriter) write(b []byte) error {
 	if lw.timeout > 0 {
 		if d, ok := lw.w.(deadliner); ok && d.SetWriteDeadline(time.Now().Add(lw.timeout)) == nil {
 			_, err := lw.w.Write(b)

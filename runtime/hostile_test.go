@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -179,4 +182,77 @@ func TestHostileServerStopsReadingPingsStillAnswered(t *testing.T) {
 		t.Fatalf("the calls and a ping took %v while the server's input was full: the client's reader waited for the server", d)
 	}
 	s.finish()
+}
+
+// A write that filled the server's input set a deadline for the rest; the
+// stream must not keep it: a later call, after the deadline has long
+// passed, still goes through.
+func TestLargeCallThenIdleThenCall(t *testing.T) {
+	s := startSession(t, []byte(`{"era": "legacy", `+echoTools+`}`), Options{WriteTimeout: 300 * time.Millisecond})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	s.await("1")
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 256<<10) + `"}}}`)
+	s.await("2")
+	time.Sleep(600 * time.Millisecond) // twice the write timeout
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+	s.await("3")
+	if got := strings.Join(s.got, "\n"); !strings.Contains(got, `"id":3,"result"`) {
+		t.Errorf("the call after an idle moment failed:\n%s", got[max(0, len(got)-500):])
+	}
+	if err := s.finish(); err != nil {
+		t.Errorf("run ended with %v", err)
+	}
+}
+
+// A client that closes its input right after a call with a large answer
+// still gets the whole answer: the run waits for it to be written before
+// it returns (and the process exits), even when the client reads slowly.
+func TestLargeAnswerWrittenBeforeTheRunEnds(t *testing.T) {
+	dir := t.TempDir()
+	cfgJSON := []byte(`{"era": "legacy", ` + echoTools + `}`)
+	var cfg fakeConfig
+	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath, logPath := filepath.Join(dir, "upstream.json"), filepath.Join(dir, "upstream.log")
+	if err := os.WriteFile(cfgPath, cfgJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	audit, err := OpenAudit(filepath.Join(dir, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer audit.Close()
+	outR, outW, err := os.Pipe() // a real, non-blocking pipe, as a client gives
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	big := strings.Repeat("y", 512<<10)
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + big + `"}}}` + "\n")
+	read := make(chan []byte)
+	go func() { // a client that reads slowly
+		var all []byte
+		buf := make([]byte, 16<<10)
+		for {
+			n, err := outR.Read(buf)
+			all = append(all, buf[:n]...)
+			if err != nil {
+				read <- all
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	err = Run(context.Background(), Options{Name: "fake", Entry: lockFor(t, &cfg, cfgPath, logPath), Stdin: in, Stdout: outW, Stderr: io.Discard,
+		Audit: audit, Session: "s", LookupEnv: fakeEnv, ShutdownGrace: 500 * time.Millisecond})
+	outW.Close() // what the process's exit does
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := <-read
+	if !bytes.Contains(all, []byte(big+`\"}"}]}}`+"\n")) { // the echo's text is the arguments' JSON
+		t.Errorf("the answer was cut: %d bytes reached the client, want more than %d; it ends %q", len(all), len(big), all[max(0, len(all)-80):])
+	}
 }

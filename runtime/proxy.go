@@ -357,6 +357,7 @@ func (p *proxy) run(ctx context.Context) error {
 		return exitErr
 	case <-ctx.Done():
 		p.shutdown()
+		p.out.abort(ctx.Err())
 		stderr.flush()
 		result = ctx.Err()
 	}
@@ -369,9 +370,10 @@ func (p *proxy) shutdown() {
 	p.proc.Close()
 }
 
-// drain stops new requests and waits for those in flight, at most
-// DrainTimeout; then it cancels them and stops writing to the client, so
-// that none outlives the run (and its audit log).
+// drain stops new requests and waits for those in flight and for their
+// answers to be written, at most DrainTimeout each; then it cancels them and
+// stops writing to the client, so that none outlives the run (and its
+// audit log).
 func (p *proxy) drain() {
 	p.mu.Lock()
 	p.closing = true
@@ -380,6 +382,10 @@ func (p *proxy) drain() {
 	go func() { p.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		// Answered: the last answers may still be on their way out.
+		if !p.out.flushed(p.opts.DrainTimeout) {
+			p.out.abort(errors.New("the run is ending"))
+		}
 		return
 	case <-time.After(p.opts.DrainTimeout):
 	}
@@ -477,8 +483,9 @@ func (p *proxy) newRequest(msg *mcp.Message) (*Request, *mcp.RPCError) {
 	return req, nil
 }
 
-// clientLine handles one line from the client. It runs on the reading
-// goroutine: anything that may wait (every request but ping) gets its own.
+// clientLine handles one line from the client, on the reading goroutine,
+// which also runs a request's chain (clientRequest): what must wait there
+// takes a goroutine of its own.
 func (p *proxy) clientLine(line []byte) {
 	msg, err := mcp.DecodeMessage(line)
 	if err != nil {

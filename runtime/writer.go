@@ -143,13 +143,23 @@ func (lw *lineWriter) drainFrom(b []byte, wait bool) error {
 			if len(lw.buf) == 0 {
 				break
 			}
+			// spare is handed over, not shared: lines appended while
+			// pending is written must not land in pending's array.
 			pending, ours = lw.buf, true
-			lw.buf = lw.spare[:0]
+			lw.buf, lw.spare = lw.spare[:0], nil
 		}
 		lw.mu.Unlock()
 		var rest []byte
 		rest, err = lw.send(pending, wait)
 		lw.mu.Lock()
+		if lw.err != nil {
+			// Aborted meanwhile: nothing more goes out.
+			lw.writing = false
+			lw.cond.Broadcast()
+			err := lw.err
+			lw.mu.Unlock()
+			return err
+		}
 		if err == nil && len(rest) > 0 {
 			// Full: the rest goes first, then what came meanwhile.
 			lw.buf = append(append(make([]byte, 0, len(rest)+len(lw.buf)), rest...), lw.buf...)
@@ -197,11 +207,18 @@ func (lw *lineWriter) send(b []byte, wait bool) ([]byte, error) {
 // tryWriter writes what the stream takes without waiting (rawPipe).
 type tryWriter interface{ tryWrite(b []byte) (int, error) }
 
-// write writes all of b, waiting up to the timeout.
+// write writes all of b, waiting up to the timeout. The deadline is cleared
+// after the write (unless the stream was aborted meanwhile, which set its
+// own): a later tryWrite would fail on a deadline long past.
 func (lw *lineWriter) write(b []byte) error {
 	if lw.timeout > 0 {
 		if d, ok := lw.w.(deadliner); ok && d.SetWriteDeadline(time.Now().Add(lw.timeout)) == nil {
 			_, err := lw.w.Write(b)
+			lw.mu.Lock()
+			if lw.err == nil {
+				_ = d.SetWriteDeadline(time.Time{})
+			}
+			lw.mu.Unlock()
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				return fmt.Errorf("the server has not read its input for %v", lw.timeout)
 			}
@@ -210,6 +227,28 @@ func (lw *lineWriter) write(b []byte) error {
 	}
 	_, err := lw.w.Write(b)
 	return err
+}
+
+// flushed waits until every line handed to the stream is written (or the
+// stream failed), at most timeout; it reports whether they were.
+func (lw *lineWriter) flushed(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		lw.mu.Lock()
+		for (lw.writing || len(lw.buf) > 0) && lw.err == nil {
+			lw.cond.Wait()
+		}
+		lw.mu.Unlock()
+		close(done)
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // abort fails every later write and wakes writers waiting for room; a write

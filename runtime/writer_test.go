@@ -56,3 +56,64 @@ func TestLineWriterHold(t *testing.T) {
 		t.Fatalf("after the second release: %q", got)
 	}
 }
+
+// gatedWriter blocks every Write until the test lets it through, and
+// records what it wrote.
+type gatedWriter struct {
+	recordingWriter
+	started chan struct{}
+	proceed chan struct{}
+}
+
+func (w *gatedWriter) Write(b []byte) (int, error) {
+	w.started <- struct{}{}
+	<-w.proceed
+	return w.recordingWriter.Write(b)
+}
+
+// Lines appended while a large buffer is being written must not land in
+// the array being written: the stream carries every line once, in order
+// (the spare buffer is handed over, never shared with the live one).
+func TestLineWriterLargeBufferKeepsLines(t *testing.T) {
+	w := &gatedWriter{started: make(chan struct{}), proceed: make(chan struct{})}
+	lw := newLineWriter(w, 8<<20, false, 0, nil)
+	// write runs a writeLine that blocks in the stream, returning once it
+	// has started writing.
+	write := func(line string) chan struct{} {
+		done := make(chan struct{})
+		go func() { lw.writeLine([]byte(line)); close(done) }()
+		<-w.started
+		return done
+	}
+	// Each round: a writer is in Write; lines queue behind it; then it
+	// goes on to write them, from the buffer.
+	done := write("a\n")
+	lw.writeLine([]byte("s\n")) // a small buffer, which becomes the spare
+	w.proceed <- struct{}{}
+	<-w.started // writing "s\n" from the buffer
+	w.proceed <- struct{}{}
+	<-done
+
+	big := strings.Repeat("B", 1<<20+1<<19) + "\n" // over the 1 MiB kept as spare
+	done = write("c\n")
+	lw.writeLine([]byte(big))
+	w.proceed <- struct{}{}
+	<-w.started // writing big from the buffer
+	lw.writeLine([]byte("eeee\n"))
+	w.proceed <- struct{}{}
+	<-w.started // writing "eeee\n" from the buffer
+	lw.writeLine([]byte("FFFF\n"))
+	w.proceed <- struct{}{}
+	<-w.started // writing "FFFF\n"
+	w.proceed <- struct{}{}
+	<-done
+
+	want := "a\ns\nc\n" + big + "eeee\nFFFF\n"
+	if got := strings.Join(w.all(), ""); got != want {
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("the stream differs from the lines written at byte %d: got %q, want %q", i, got[i:min(len(got), i+20)], want[i:min(len(want), i+20)])
+	}
+}

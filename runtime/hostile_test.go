@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -254,5 +255,51 @@ func TestLargeAnswerWrittenBeforeTheRunEnds(t *testing.T) {
 	all := <-read
 	if !bytes.Contains(all, []byte(big+`\"}"}]}}`+"\n")) { // the echo's text is the arguments' JSON
 		t.Errorf("the answer was cut: %d bytes reached the client, want more than %d; it ends %q", len(all), len(big), all[max(0, len(all)-80):])
+	}
+}
+
+// Once Run has returned (here: the server exited mid-call), nothing more is
+// read from the client or written to it: a late ping gets no answer from a
+// run that is over.
+func TestNothingAfterTheRunEnds(t *testing.T) {
+	dir := t.TempDir()
+	cfgJSON := []byte(`{"era": "legacy", "rules": [{"on": "tools/call", "do": "exit", "status": 3}], ` + echoTools + `}`)
+	var cfg fakeConfig
+	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath, logPath := filepath.Join(dir, "upstream.json"), filepath.Join(dir, "upstream.log")
+	if err := os.WriteFile(cfgPath, cfgJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	audit, err := OpenAudit(filepath.Join(dir, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer audit.Close()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inW.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"bye"}}}`+"\n")
+	read := make(chan string)
+	go func() { all, _ := io.ReadAll(outR); read <- string(all) }()
+	err = Run(context.Background(), Options{Name: "fake", Entry: lockFor(t, &cfg, cfgPath, logPath), Stdin: inR, Stdout: outW, Stderr: io.Discard,
+		Audit: audit, Session: "s", LookupEnv: fakeEnv, ShutdownGrace: 500 * time.Millisecond})
+	var exit *ServerExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("run ended with %v, want the server's exit", err)
+	}
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":"late","method":"ping"}`+"\n")
+	time.Sleep(300 * time.Millisecond)
+	outW.Close()
+	if got := <-read; strings.Contains(got, `"late"`) {
+		t.Errorf("a run that had ended answered the client:\n%s", got)
 	}
 }

@@ -119,6 +119,7 @@ type proxy struct {
 	audit    *AuditLog
 	session  string
 
+	in  io.Reader // the client's input
 	out *lineWriter
 
 	up   *upstream
@@ -321,8 +322,10 @@ func (p *proxy) run(ctx context.Context) error {
 	p.closeGate()
 	go p.verifyStart(ctx)
 
+	p.in = rawIO(p.opts.Stdin)
 	clientDone := make(chan error, 1)
 	go func() { clientDone <- p.readClient() }()
+	defer p.closeClient()
 
 	var result error
 	select {
@@ -357,7 +360,6 @@ func (p *proxy) run(ctx context.Context) error {
 		return exitErr
 	case <-ctx.Done():
 		p.shutdown()
-		p.out.abort(ctx.Err())
 		stderr.flush()
 		result = ctx.Err()
 	}
@@ -370,10 +372,9 @@ func (p *proxy) shutdown() {
 	p.proc.Close()
 }
 
-// drain stops new requests and waits for those in flight and for their
-// answers to be written, at most DrainTimeout each; then it cancels them and
-// stops writing to the client, so that none outlives the run (and its
-// audit log).
+// drain stops new requests and waits for those in flight, at most
+// DrainTimeout; then it cancels them and stops writing to the client, so
+// that none outlives the run (and its audit log).
 func (p *proxy) drain() {
 	p.mu.Lock()
 	p.closing = true
@@ -382,10 +383,6 @@ func (p *proxy) drain() {
 	go func() { p.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		// Answered: the last answers may still be on their way out.
-		if !p.out.flushed(p.opts.DrainTimeout) {
-			p.out.abort(errors.New("the run is ending"))
-		}
 		return
 	case <-time.After(p.opts.DrainTimeout):
 	}
@@ -411,13 +408,27 @@ func (p *proxy) drain() {
 	}
 }
 
+// closeClient ends the run's side of the client: what was handed to the
+// client's stream is written (at most DrainTimeout: a client that reads
+// slowly still gets the whole of a large last answer before the process
+// exits), then nothing more is, and the client's reader stops.
+func (p *proxy) closeClient() {
+	if !p.out.flushed(p.opts.DrainTimeout) {
+		p.logf("the client did not read the last answers within %v", p.opts.DrainTimeout)
+	}
+	p.out.abort(errors.New("the run has ended"))
+	if d, ok := p.in.(interface{ SetReadDeadline(time.Time) error }); ok {
+		_ = d.SetReadDeadline(time.Now())
+	}
+}
+
 // readClient reads the client's messages until its input ends.
 //
 // It holds the server's stream while it handles a burst of messages that
 // are already read, so that 64 requests cost one write upstream, and
 // releases it before it would wait for more.
 func (p *proxy) readClient() error {
-	rd := mcp.NewReader(rawIO(p.opts.Stdin), p.opts.MaxLineSize)
+	rd := mcp.NewReader(p.in, p.opts.MaxLineSize)
 	defer p.up.lw.release()
 	for {
 		if !rd.Buffered() {

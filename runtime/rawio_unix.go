@@ -29,6 +29,7 @@ type rawPipe struct {
 }
 
 func (p *rawPipe) Close() error                       { return p.f.Close() }
+func (p *rawPipe) SetReadDeadline(t time.Time) error  { return p.f.SetReadDeadline(t) }
 func (p *rawPipe) SetWriteDeadline(t time.Time) error { return p.f.SetWriteDeadline(t) }
 
 // rawIO returns f as a rawPipe when it is a non-blocking pipe or socket

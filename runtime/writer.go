@@ -80,6 +80,9 @@ func (lw *lineWriter) put(b []byte, mayHold bool) error {
 			break
 		}
 		if lw.failFast {
+			if len(lw.buf) < lw.limit {
+				break // a large line, not a reader that stopped
+			}
 			lw.mu.Unlock()
 			return errBacklog
 		}
@@ -207,26 +210,38 @@ func (lw *lineWriter) send(b []byte, wait bool) ([]byte, error) {
 // tryWriter writes what the stream takes without waiting (rawPipe).
 type tryWriter interface{ tryWrite(b []byte) (int, error) }
 
-// write writes all of b, waiting up to the timeout. The deadline is cleared
+// write writes all of b. With a timeout, the reader must take something
+// within each timeout: a server that reads slowly but steadily is waited
+// for, one that stopped reading fails the stream. The deadline is cleared
 // after the write (unless the stream was aborted meanwhile, which set its
 // own): a later tryWrite would fail on a deadline long past.
 func (lw *lineWriter) write(b []byte) error {
-	if lw.timeout > 0 {
-		if d, ok := lw.w.(deadliner); ok && d.SetWriteDeadline(time.Now().Add(lw.timeout)) == nil {
-			_, err := lw.w.Write(b)
-			lw.mu.Lock()
-			if lw.err == nil {
-				_ = d.SetWriteDeadline(time.Time{})
-			}
-			lw.mu.Unlock()
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return fmt.Errorf("the server has not read its input for %v", lw.timeout)
-			}
+	d, ok := lw.w.(deadliner)
+	if lw.timeout <= 0 || !ok {
+		_, err := lw.w.Write(b)
+		return err
+	}
+	for {
+		if err := d.SetWriteDeadline(time.Now().Add(lw.timeout)); err != nil {
+			_, err := lw.w.Write(b) // not pollable: no deadline to have
 			return err
 		}
+		n, err := lw.w.Write(b)
+		lw.mu.Lock()
+		aborted := lw.err != nil
+		if !aborted {
+			_ = d.SetWriteDeadline(time.Time{})
+		}
+		lw.mu.Unlock()
+		if errors.Is(err, os.ErrDeadlineExceeded) && n > 0 && !aborted {
+			b = b[n:] // read from within the timeout: a fresh one for the rest
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && !aborted {
+			return fmt.Errorf("the server has not read its input for %v", lw.timeout)
+		}
+		return err
 	}
-	_, err := lw.w.Write(b)
-	return err
 }
 
 // flushed waits until every line handed to the stream is written (or the

@@ -1,9 +1,12 @@
 package runtime
 
 import (
+	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 type recordingWriter struct {
@@ -116,4 +119,72 @@ func TestLineWriterLargeBufferKeepsLines(t *testing.T) {
 		}
 		t.Fatalf("the stream differs from the lines written at byte %d: got %q, want %q", i, got[i:min(len(got), i+20)], want[i:min(len(want), i+20)])
 	}
+}
+
+// A reader that takes its input slowly but steadily is waited for, however
+// long the whole backlog takes: the timeout is for a reader that stopped.
+func TestLineWriterSlowReaderIsWaitedFor(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	failed := make(chan error, 1)
+	lw := newLineWriter(rawIO[io.Writer](w), 8<<20, true, 300*time.Millisecond, func(err error) { failed <- err })
+	line := strings.Repeat("x", 8<<10-1) + "\n"
+	for i := 0; i < 24; i++ { // 192 KiB: three pipes full
+		if err := lw.writeLine([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := 0
+	buf := make([]byte, 8<<10)
+	for got < 24*len(line) { // 8 KiB every 50 ms: 1.2 s for all, 4x the timeout
+		time.Sleep(50 * time.Millisecond)
+		select {
+		case err := <-failed:
+			t.Fatalf("the stream failed with a reader that never stopped: %v", err)
+		default:
+		}
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += n
+	}
+	if !lw.flushed(time.Second) {
+		t.Fatal("the stream was not written")
+	}
+	w.Close()
+}
+
+// On the server's stream a large line is taken while the backlog is under
+// the limit; only a backlog past it (a server not reading) is refused.
+func TestLineWriterBacklogLimit(t *testing.T) {
+	w := &gatedWriter{started: make(chan struct{}), proceed: make(chan struct{})}
+	lw := newLineWriter(w, 1<<20, true, 0, nil)
+	big := strings.Repeat("x", 600<<10) + "\n"
+	done := make(chan struct{})
+	go func() { lw.writeLine([]byte(big)); close(done) }()
+	<-w.started // the first line is being written
+	if err := lw.writeLine([]byte(big)); err != nil {
+		t.Fatalf("a second large line with an empty backlog: %v", err)
+	}
+	if err := lw.writeLine([]byte(big)); err != nil {
+		t.Fatalf("a third large line, 600 KiB waiting under a 1 MiB limit: %v", err)
+	}
+	if err := lw.writeLine([]byte("y\n")); err != errBacklog {
+		t.Fatalf("a line with 1.2 MiB waiting over a 1 MiB limit: %v, want errBacklog", err)
+	}
+	go func() {
+		for range w.started {
+			w.proceed <- struct{}{}
+		}
+	}()
+	w.proceed <- struct{}{}
+	<-done
+	if !lw.flushed(5 * time.Second) {
+		t.Fatal("the backlog was not written")
+	}
+	close(w.started)
 }

@@ -207,31 +207,21 @@ func TestLargeCallThenIdleThenCall(t *testing.T) {
 
 // A client that closes its input right after a call with a large answer
 // still gets the whole answer: the run waits for it to be written before
-// it returns (and the process exits), even when the client reads slowly.
+// it returns (and the process exits), even when the client reads slowly,
+// and even when another call never ends and is cancelled at DrainTimeout.
 func TestLargeAnswerWrittenBeforeTheRunEnds(t *testing.T) {
-	dir := t.TempDir()
-	cfgJSON := []byte(`{"era": "legacy", ` + echoTools + `}`)
-	var cfg fakeConfig
-	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath, logPath := filepath.Join(dir, "upstream.json"), filepath.Join(dir, "upstream.log")
-	if err := os.WriteFile(cfgPath, cfgJSON, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	audit, err := OpenAudit(filepath.Join(dir, "audit.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer audit.Close()
+	opts := runOptions(t, `{"era": "legacy", "rules": [{"on": "tools/call", "name": "hang", "do": "silent"}], "tools": [`+
+		`{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},`+
+		`{"name": "hang", "inputSchema": {"type": "object"}}]}`)
 	outR, outW, err := os.Pipe() // a real, non-blocking pipe, as a client gives
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer outR.Close()
-	big := strings.Repeat("y", 512<<10)
+	big := strings.Repeat("y", 2<<20) // 1.3 s at the client's pace below
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + big + `"}}}` + "\n")
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + big + `"}}}` + "\n")
 	read := make(chan []byte)
 	go func() { // a client that reads slowly
 		var all []byte
@@ -243,11 +233,11 @@ func TestLargeAnswerWrittenBeforeTheRunEnds(t *testing.T) {
 				read <- all
 				return
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	err = Run(context.Background(), Options{Name: "fake", Entry: lockFor(t, &cfg, cfgPath, logPath), Stdin: in, Stdout: outW, Stderr: io.Discard,
-		Audit: audit, Session: "s", LookupEnv: fakeEnv, ShutdownGrace: 500 * time.Millisecond})
+	opts.Stdin, opts.Stdout, opts.DrainTimeout = in, outW, time.Second
+	err = Run(context.Background(), opts)
 	outW.Close() // what the process's exit does
 	if err != nil {
 		t.Fatal(err)
@@ -262,21 +252,7 @@ func TestLargeAnswerWrittenBeforeTheRunEnds(t *testing.T) {
 // read from the client or written to it: a late ping gets no answer from a
 // run that is over.
 func TestNothingAfterTheRunEnds(t *testing.T) {
-	dir := t.TempDir()
-	cfgJSON := []byte(`{"era": "legacy", "rules": [{"on": "tools/call", "do": "exit", "status": 3}], ` + echoTools + `}`)
-	var cfg fakeConfig
-	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath, logPath := filepath.Join(dir, "upstream.json"), filepath.Join(dir, "upstream.log")
-	if err := os.WriteFile(cfgPath, cfgJSON, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	audit, err := OpenAudit(filepath.Join(dir, "audit.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer audit.Close()
+	opts := runOptions(t, `{"era": "legacy", "rules": [{"on": "tools/call", "do": "exit", "status": 3}], `+echoTools+`}`)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -290,8 +266,8 @@ func TestNothingAfterTheRunEnds(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"bye"}}}`+"\n")
 	read := make(chan string)
 	go func() { all, _ := io.ReadAll(outR); read <- string(all) }()
-	err = Run(context.Background(), Options{Name: "fake", Entry: lockFor(t, &cfg, cfgPath, logPath), Stdin: inR, Stdout: outW, Stderr: io.Discard,
-		Audit: audit, Session: "s", LookupEnv: fakeEnv, ShutdownGrace: 500 * time.Millisecond})
+	opts.Stdin, opts.Stdout = inR, outW
+	err = Run(context.Background(), opts)
 	var exit *ServerExitError
 	if !errors.As(err, &exit) {
 		t.Fatalf("run ended with %v, want the server's exit", err)
@@ -301,5 +277,60 @@ func TestNothingAfterTheRunEnds(t *testing.T) {
 	outW.Close()
 	if got := <-read; strings.Contains(got, `"late"`) {
 		t.Errorf("a run that had ended answered the client:\n%s", got)
+	}
+}
+
+// runOptions are the Options of a run of the test server with cfgJSON, for
+// tests that drive Run themselves (with real pipes or their own context);
+// Stdin and Stdout are the test's to set.
+func runOptions(t *testing.T, cfgJSON string) Options {
+	t.Helper()
+	dir := t.TempDir()
+	var cfg fakeConfig
+	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath, logPath := filepath.Join(dir, "upstream.json"), filepath.Join(dir, "upstream.log")
+	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	audit, err := OpenAudit(filepath.Join(dir, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { audit.Close() })
+	return Options{Name: "fake", Entry: lockFor(t, &cfg, cfgPath, logPath), Stderr: io.Discard, Audit: audit,
+		Session: "s", LookupEnv: fakeEnv, ShutdownGrace: 500 * time.Millisecond}
+}
+
+// A run ended by its context (a signal) still ends in order: the calls in
+// flight end first, and the "exit" record is the log's last.
+func TestContextEndsTheRunInOrder(t *testing.T) {
+	opts := runOptions(t, `{"era": "legacy", "rules": [{"on": "tools/call", "do": "silent"}], `+echoTools+`}`)
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	var out syncBuffer
+	opts.Stdin, opts.Stdout, opts.DrainTimeout = inR, &out, 300*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, opts) }()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`+"\n")
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"never answered"}}}`+"\n")
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("run ended with %v, want context.Canceled", err)
+	}
+	opts.Audit.Close()
+	log, err := os.ReadFile(opts.Audit.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, `"event":"exit"`) {
+		t.Errorf("the log's last record is not the exit:\n%s", strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(string(log), `"event":"result","method":"tools/call","id":"2"`) {
+		t.Errorf("the call in flight has no outcome record:\n%s", log)
 	}
 }

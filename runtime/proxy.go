@@ -360,6 +360,7 @@ func (p *proxy) run(ctx context.Context) error {
 		return exitErr
 	case <-ctx.Done():
 		p.shutdown()
+		p.drain() // quick: the server is gone, so every call is answered
 		stderr.flush()
 		result = ctx.Err()
 	}
@@ -373,8 +374,9 @@ func (p *proxy) shutdown() {
 }
 
 // drain stops new requests and waits for those in flight, at most
-// DrainTimeout; then it cancels them and stops writing to the client, so
-// that none outlives the run (and its audit log).
+// DrainTimeout; then it cancels them (and waits as long again), so that
+// none outlives the run and its audit log. Answers already written to the
+// client's stream are left to closeClient.
 func (p *proxy) drain() {
 	p.mu.Lock()
 	p.closing = true
@@ -395,9 +397,8 @@ func (p *proxy) drain() {
 	}
 	p.mu.Unlock()
 	for _, ctx := range inflight {
-		ctx.cancel()
+		ctx.cancel() // a cancelled request gets no answer (finish)
 	}
-	p.out.abort(errors.New("the run is ending"))
 	select {
 	case <-done:
 	case <-time.After(p.opts.DrainTimeout):

@@ -222,7 +222,17 @@ func (lw *lineWriter) write(b []byte) error {
 		return err
 	}
 	for {
-		if err := d.SetWriteDeadline(time.Now().Add(lw.timeout)); err != nil {
+		// Under mu, so that an abort (which sets its own, immediate
+		// deadline) is never undone.
+		lw.mu.Lock()
+		if lw.err != nil {
+			err := lw.err
+			lw.mu.Unlock()
+			return err
+		}
+		derr := d.SetWriteDeadline(time.Now().Add(lw.timeout))
+		lw.mu.Unlock()
+		if derr != nil {
 			_, err := lw.w.Write(b) // not pollable: no deadline to have
 			return err
 		}
@@ -275,8 +285,8 @@ func (lw *lineWriter) abort(err error) {
 	}
 	lw.buf = nil
 	lw.cond.Broadcast()
-	lw.mu.Unlock()
 	if d, ok := lw.w.(deadliner); ok {
 		_ = d.SetWriteDeadline(time.Now())
 	}
+	lw.mu.Unlock()
 }

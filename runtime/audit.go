@@ -175,12 +175,17 @@ func (a *AuditLog) Write(rec *Record) error {
 		a.mu.Unlock()
 		return err
 	}
-	if a.closed || rec == nil && a.batch == nil && !a.writing {
+	if a.closed {
+		lost := rec != nil || a.batch != nil // queued after Close's flush
 		a.mu.Unlock()
-		if rec == nil {
-			return nil // nothing to flush
+		if lost {
+			return errAuditClosed
 		}
-		return errAuditClosed
+		return nil
+	}
+	if rec == nil && a.batch == nil && !a.writing {
+		a.mu.Unlock()
+		return nil // nothing to flush
 	}
 	if a.batch == nil {
 		a.batch = &auditBatch{done: make(chan struct{})}

@@ -148,3 +148,21 @@ func TestAuditFailureIsSticky(t *testing.T) {
 		t.Error("Queue after a failed append = nil")
 	}
 }
+
+// A record queued while the log was closing (after Close's last append)
+// is never written, so committing it must fail, not report success.
+func TestAuditCommitAfterClose(t *testing.T) {
+	a, err := OpenAudit(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock() // what a Queue between Close's flush and its closing leaves
+	a.batch = &auditBatch{recs: []*Record{{Event: "request"}}, required: true, done: make(chan struct{})}
+	a.mu.Unlock()
+	if err := a.Commit(); err == nil {
+		t.Fatal("Commit of a record the closed log will never write = nil")
+	}
+}

@@ -218,14 +218,18 @@ func TestLargeAnswerWrittenBeforeTheRunEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer outR.Close()
-	big := strings.Repeat("y", 2<<20) // 1.3 s at the client's pace below
+	// The client below reads 100 KiB/s: by DrainTimeout (2 s) it has read
+	// 200 KiB and the pipe holds 64 more, so the answer is still being
+	// written then; it is read whole after 3.4 s, within the DrainTimeout
+	// closeClient waits once drain is over.
+	big := strings.Repeat("y", 336<<10)
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang","arguments":{}}}` + "\n" +
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + big + `"}}}` + "\n")
 	read := make(chan []byte)
 	go func() { // a client that reads slowly
 		var all []byte
-		buf := make([]byte, 16<<10)
+		buf := make([]byte, 4<<10)
 		for {
 			n, err := outR.Read(buf)
 			all = append(all, buf[:n]...)
@@ -233,10 +237,10 @@ func TestLargeAnswerWrittenBeforeTheRunEnds(t *testing.T) {
 				read <- all
 				return
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(40 * time.Millisecond)
 		}
 	}()
-	opts.Stdin, opts.Stdout, opts.DrainTimeout = in, outW, time.Second
+	opts.Stdin, opts.Stdout, opts.DrainTimeout = in, outW, 2*time.Second
 	err = Run(context.Background(), opts)
 	outW.Close() // what the process's exit does
 	if err != nil {

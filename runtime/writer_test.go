@@ -130,16 +130,17 @@ func TestLineWriterSlowReaderIsWaitedFor(t *testing.T) {
 	}
 	defer r.Close()
 	failed := make(chan error, 1)
-	lw := newLineWriter(rawIO[io.Writer](w), 8<<20, true, 300*time.Millisecond, func(err error) { failed <- err })
+	lw := newLineWriter(rawIO[io.Writer](w), 8<<20, true, time.Second, func(err error) { failed <- err })
 	line := strings.Repeat("x", 8<<10-1) + "\n"
-	for i := 0; i < 24; i++ { // 192 KiB: three pipes full
+	const lines = 48
+	for i := 0; i < lines; i++ { // 384 KiB: six pipes full
 		if err := lw.writeLine([]byte(line)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got := 0
 	buf := make([]byte, 8<<10)
-	for got < 24*len(line) { // 8 KiB every 50 ms: 1.2 s for all, 4x the timeout
+	for got < lines*len(line) { // 8 KiB every 50 ms: 2.4 s for all, past the timeout
 		time.Sleep(50 * time.Millisecond)
 		select {
 		case err := <-failed:

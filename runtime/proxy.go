@@ -26,7 +26,9 @@ type Options struct {
 	Entry *lock.Entry
 
 	// Stdin and Stdout are the client's side; Stderr gets diagnostics and
-	// the server's stderr, escaped.
+	// the server's stderr, escaped. When Stdin is a non-blocking *os.File
+	// (a pipe from Pollable), Run leaves a past read deadline on it when it
+	// returns: that is how it stops reading the client.
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer

@@ -149,9 +149,9 @@ func ArgDigests(args json.RawMessage) []ArgDigest {
 		return nil
 	}
 	var out []ArgDigest
-	for m, ok := sc.next(); ok; m, ok = sc.next() {
-		name, _ := stringValue(m.key)
-		d, err := lock.Digest(m.value)
+	for m, ok := sc.Next(); ok; m, ok = sc.Next() {
+		name, _ := stringValue(m.Key)
+		d, err := lock.Digest(m.Value)
 		if err != nil {
 			d = "invalid"
 		}

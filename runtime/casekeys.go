@@ -38,7 +38,7 @@ func caseTwin(obj []byte, known [][]byte) (key, twin string, found bool) {
 	var buf [16][]byte
 	names := buf[:0]
 	for _, m := range list {
-		names = append(names, keyBytes(m.key))
+		names = append(names, keyBytes(m.Key))
 	}
 	for i, n := range names {
 		for _, k := range known {
@@ -79,7 +79,7 @@ func nestedCaseTwin(v []byte) (key, twin string, found bool) {
 		}
 		var ms [16]member
 		for _, m := range members(ms[:0], v) {
-			if k, o, ok := nestedCaseTwin(m.value); ok {
+			if k, o, ok := nestedCaseTwin(m.Value); ok {
 				return k, o, true
 			}
 		}
@@ -136,7 +136,7 @@ func schemaProps(tool []byte) [][]byte {
 	var props [][]byte
 	var ms [16]member
 	for _, m := range members(ms[:0], find(find(tool, "inputSchema"), "properties")) {
-		n, _ := stringValue(m.key)
+		n, _ := stringValue(m.Key)
 		props = append(props, []byte(n))
 	}
 	return props

@@ -351,7 +351,7 @@ func (t *toolSchema) compile(tool json.RawMessage) {
 		t.props = map[string]bool{}
 		var ms [16]member
 		for _, m := range members(ms[:0], find(raw, "properties")) {
-			name, _ := stringValue(m.key)
+			name, _ := stringValue(m.Key)
 			t.props[name] = true
 		}
 	}
@@ -368,7 +368,7 @@ func (t *toolSchema) validate(args json.RawMessage) error {
 	if t.closed {
 		var ms [16]member
 		for _, m := range members(ms[:0], args) {
-			n, _ := stringValue(m.key)
+			n, _ := stringValue(m.Key)
 			if !t.props[n] {
 				return fmt.Errorf("unknown argument %q", escape.String(n))
 			}
@@ -420,8 +420,8 @@ func instance(raw []byte) any {
 		list := members(ms[:0], raw)
 		obj := make(map[string]any, len(list))
 		for _, m := range list {
-			k, _ := stringValue(m.key)
-			obj[k] = instance(m.value)
+			k, _ := stringValue(m.Key)
+			obj[k] = instance(m.Value)
 		}
 		return obj
 	case '[':

@@ -28,7 +28,7 @@ func (p *proxy) checkInputRequests(req *Request, result []byte) *Response {
 		return p.denyInput(req, "input_required", "the server asked for input without naming a request")
 	}
 	for _, m := range list {
-		method, _ := stringValue(find(m.value, "method"))
+		method, _ := stringValue(find(m.Value, "method"))
 		capName, known := requestCapability[method]
 		var why string
 		switch {

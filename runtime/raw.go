@@ -3,10 +3,10 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/mcpform/mcpform/internal/jsonscan"
 	"strconv"
 	"strings"
 
+	"github.com/mcpform/mcpform/internal/jsonscan"
 	"github.com/mcpform/mcpform/mcp"
 )
 
@@ -17,101 +17,26 @@ import (
 // assume well-formed JSON.
 
 // member is one top-level member of an object: its key as written (quotes
-// included) and its value.
-type member struct {
-	key, value []byte
-}
-
-// keyIs reports whether the member's key is name, after unescaping: a
-// client that spells "_meta" as "\u005fmeta" must not get a second _meta
-// past the proxy.
-func (m member) keyIs(name string) bool {
-	if bytes.IndexByte(m.key, '\\') < 0 {
-		return len(m.key) == len(name)+2 && string(m.key[1:len(m.key)-1]) == name
-	}
-	s, ok := stringValue(m.key)
-	return ok && s == name
-}
+// included) and its value. Its KeyIs compares after unescaping: a client
+// that spells "_meta" as "\u005fmeta" must not get a second _meta past the
+// proxy.
+type member = jsonscan.Member
 
 // isEnvelopeKey reports whether a _meta member is one of the 2026-07-28
 // envelope keys (io.modelcontextprotocol/…), after unescaping.
 func isEnvelopeKey(m member) bool {
-	if bytes.IndexByte(m.key, '\\') < 0 {
-		return bytes.HasPrefix(m.key, []byte(metaKeyPrefix))
+	if bytes.IndexByte(m.Key, '\\') < 0 {
+		return bytes.HasPrefix(m.Key, []byte(metaKeyPrefix))
 	}
-	s, _ := stringValue(m.key)
+	s, _ := stringValue(m.Key)
 	return strings.HasPrefix(s, metaKeyPrefix[1:])
 }
 
-// members returns the top-level members of the JSON object obj, appending to
-// dst. It returns nil for anything that is not an object.
-func members(dst []member, obj []byte) []member {
-	sc, ok := scanObject(obj)
-	if !ok {
-		return nil
-	}
-	for m, ok := sc.next(); ok; m, ok = sc.next() {
-		dst = append(dst, m)
-	}
-	return dst
-}
-
-// memberScan walks the members of one JSON object, in order.
-type memberScan struct {
-	obj []byte
-	i   int
-}
-
-// scanObject starts a walk of obj's members; ok is false when obj is not
-// an object.
-func scanObject(obj []byte) (memberScan, bool) {
-	i := skipWS(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return memberScan{}, false
-	}
-	return memberScan{obj: obj, i: i + 1}, true
-}
-
-// next returns the next member; ok is false at the end of the object.
-func (s *memberScan) next() (m member, ok bool) {
-	obj, i := s.obj, skipWS(s.obj, s.i)
-	if i < len(obj) && obj[i] == ',' {
-		i = skipWS(obj, i+1)
-	}
-	if i >= len(obj) || obj[i] != '"' {
-		s.i = len(obj)
-		return member{}, false
-	}
-	ks := i
-	i = skipString(obj, i)
-	ke := i
-	i = skipWS(obj, i)
-	if i >= len(obj) || obj[i] != ':' {
-		s.i = len(obj)
-		return member{}, false
-	}
-	i = skipWS(obj, i+1)
-	vs := i
-	i = skipValue(obj, i)
-	s.i = i
-	return member{key: obj[ks:ke], value: obj[vs:i]}, true
-}
-
-// find returns the value of the member named name, or nil. It stops at the
-// first match: the proxy reads only strict JSON, which has no duplicate
-// keys.
-func find(obj []byte, name string) []byte {
-	sc, ok := scanObject(obj)
-	if !ok {
-		return nil
-	}
-	for m, ok := sc.next(); ok; m, ok = sc.next() {
-		if m.keyIs(name) {
-			return m.value
-		}
-	}
-	return nil
-}
+// members, scanObject and find are jsonscan's, under the names the proxy
+// uses everywhere.
+func members(dst []member, obj []byte) []member         { return jsonscan.Members(dst, obj) }
+func scanObject(obj []byte) (jsonscan.ObjectScan, bool) { return jsonscan.ScanObject(obj) }
+func find(obj []byte, name string) []byte               { return jsonscan.Find(obj, name) }
 
 // The scanner itself is internal/jsonscan, shared with mcp and lock.
 
@@ -204,9 +129,9 @@ func rewriteObject(b, obj []byte, drop func(member) bool, extra ...[]byte) []byt
 			b = append(b, ',')
 		}
 		first = false
-		b = append(b, m.key...)
+		b = append(b, m.Key...)
 		b = append(b, ':')
-		b = append(b, m.value...)
+		b = append(b, m.Value...)
 	}
 	for _, e := range extra {
 		if e == nil {
@@ -249,4 +174,4 @@ func metaWithout(obj []byte, extra ...[]byte) []byte {
 	return rewriteObject(b, meta, isEnvelopeKey, extra...)
 }
 
-func isMeta(m member) bool { return m.keyIs("_meta") }
+func isMeta(m member) bool { return m.KeyIs("_meta") }

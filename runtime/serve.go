@@ -208,8 +208,8 @@ func (p *proxy) shapeResponse(b []byte, req *Request, resp *Response) ([]byte, *
 	return append(b, "}\n"...), nil
 }
 
-func dropShaped(m member) bool { return m.keyIs("resultType") || m.keyIs("_meta") }
+func dropShaped(m member) bool { return m.KeyIs("resultType") || m.KeyIs("_meta") }
 
 func dropModern(m member) bool {
-	return m.keyIs("resultType") || m.keyIs("_meta") || m.keyIs("ttlMs") || m.keyIs("cacheScope")
+	return m.KeyIs("resultType") || m.KeyIs("_meta") || m.KeyIs("ttlMs") || m.KeyIs("cacheScope")
 }

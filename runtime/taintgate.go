@@ -315,7 +315,7 @@ func (g *taintGate) withoutApproval(req *Request) *Request {
 	}
 	r := *req
 	r.Params = rewriteObject(nil, req.Params, func(m member) bool {
-		return m.keyIs("requestState") || m.keyIs("inputResponses")
+		return m.KeyIs("requestState") || m.KeyIs("inputResponses")
 	})
 	return &r
 }
@@ -374,9 +374,9 @@ func describeArgs(args []byte) string {
 	type kv struct{ k, v string }
 	var kvs []kv
 	for _, mb := range list {
-		k, _ := stringValue(mb.key)
-		v := string(compact(mb.value))
-		if s, ok := stringValue(mb.value); ok {
+		k, _ := stringValue(mb.Key)
+		v := string(compact(mb.Value))
+		if s, ok := stringValue(mb.Value); ok {
 			v = s
 		}
 		kvs = append(kvs, kv{escape.String(clip(k, 64)), escape.String(clip(v, 200))})

@@ -94,34 +94,56 @@ func (m Member) KeyIs(name string) bool {
 // Members appends the members of the object at the start of obj (after
 // whitespace) to dst. It returns nil for anything that is not an object.
 func Members(dst []Member, obj []byte) []Member {
-	i := SkipWS(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
+	sc, ok := ScanObject(obj)
+	if !ok {
 		return nil
 	}
-	i++
-	for {
-		i = SkipWS(obj, i)
-		if i >= len(obj) || obj[i] == '}' {
-			return dst
-		}
-		if obj[i] == ',' {
-			i = SkipWS(obj, i+1)
-		}
-		if i >= len(obj) || obj[i] != '"' {
-			return dst
-		}
-		ks := i
-		i = SkipString(obj, i)
-		ke := i
-		i = SkipWS(obj, i)
-		if i >= len(obj) || obj[i] != ':' {
-			return dst
-		}
-		i = SkipWS(obj, i+1)
-		vs := i
-		i = SkipValue(obj, i)
-		dst = append(dst, Member{Key: obj[ks:ke], Value: obj[vs:i]})
+	for m, ok := sc.Next(); ok; m, ok = sc.Next() {
+		dst = append(dst, m)
 	}
+	return dst
+}
+
+// ObjectScan walks the members of one object, in order, without collecting
+// them: what looks for one member stops there.
+type ObjectScan struct {
+	obj []byte
+	i   int
+}
+
+// ScanObject starts a walk of the members of the object at the start of
+// obj; ok is false when obj is not an object.
+func ScanObject(obj []byte) (ObjectScan, bool) {
+	i := SkipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return ObjectScan{}, false
+	}
+	return ObjectScan{obj: obj, i: i + 1}, true
+}
+
+// Next returns the next member; ok is false at the end of the object.
+func (s *ObjectScan) Next() (m Member, ok bool) {
+	obj, i := s.obj, SkipWS(s.obj, s.i)
+	if i < len(obj) && obj[i] == ',' {
+		i = SkipWS(obj, i+1)
+	}
+	if i >= len(obj) || obj[i] != '"' {
+		s.i = len(obj)
+		return Member{}, false
+	}
+	ks := i
+	i = SkipString(obj, i)
+	ke := i
+	i = SkipWS(obj, i)
+	if i >= len(obj) || obj[i] != ':' {
+		s.i = len(obj)
+		return Member{}, false
+	}
+	i = SkipWS(obj, i+1)
+	vs := i
+	i = SkipValue(obj, i)
+	s.i = i
+	return Member{Key: obj[ks:ke], Value: obj[vs:i]}, true
 }
 
 // Elements appends the elements of the array at the start of arr to dst.
@@ -151,8 +173,11 @@ func Elements(dst [][]byte, arr []byte) [][]byte {
 
 // Find returns the value of the member of obj named name, or nil.
 func Find(obj []byte, name string) []byte {
-	var buf [16]Member
-	for _, m := range Members(buf[:0], obj) {
+	sc, ok := ScanObject(obj)
+	if !ok {
+		return nil
+	}
+	for m, ok := sc.Next(); ok; m, ok = sc.Next() {
 		if m.KeyIs(name) {
 			return m.Value
 		}

@@ -69,12 +69,7 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 	if err != nil {
 		return exitUsage
 	}
-	lf, err := lock.Load(f.lock)
-	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
-	}
-	names, err := selectServers(lf, f.names)
+	lf, names, err := loadServers(f.lock, f.names)
 	if err != nil {
 		fmt.Fprintf(io.err, "Error: %v\n", err)
 		return exitError

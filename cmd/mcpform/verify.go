@@ -86,12 +86,7 @@ func runVerify(ctx context.Context, io *stdio, args []string) int {
 	if err != nil {
 		return exitUsage
 	}
-	lf, err := lock.Load(f.lock)
-	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return verifyLockProblem
-	}
-	names, err := selectServers(lf, f.names)
+	lf, names, err := loadServers(f.lock, f.names)
 	if err != nil {
 		fmt.Fprintf(io.err, "Error: %v\n", err)
 		return verifyLockProblem
@@ -150,16 +145,21 @@ func runVerify(ctx context.Context, io *stdio, args []string) int {
 	return code
 }
 
-// selectServers returns the requested names (all when none), refusing a
-// name the lock does not hold.
-func selectServers(lf *lock.File, requested []string) ([]string, error) {
+// loadServers loads (and so verifies) the lock at path and returns it with
+// the requested server names (all when none), refusing a name the lock
+// does not hold: what show, verify and client-config start with.
+func loadServers(path string, requested []string) (*lock.File, []string, error) {
+	lf, err := lock.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
 	var all []string
 	for n := range lf.Servers {
 		all = append(all, n)
 	}
 	sort.Strings(all)
 	if len(requested) == 0 {
-		return all, nil
+		return lf, all, nil
 	}
 	for _, n := range requested {
 		if !slices.Contains(all, n) {
@@ -167,10 +167,10 @@ func selectServers(lf *lock.File, requested []string) ([]string, error) {
 			if s := suggest(n, all); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			}
-			return nil, errors.New(msg)
+			return nil, nil, errors.New(msg)
 		}
 	}
-	return requested, nil
+	return lf, requested, nil
 }
 
 func printVerify(w io.Writer, reports []serverReport, code int) {

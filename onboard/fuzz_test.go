@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lang"
 )
 
@@ -31,7 +32,7 @@ func FuzzImport(f *testing.F) {
 				t.Fatalf("Import wrote HCL that does not parse: %s\n%s", diags.Error(), res.HCL)
 			}
 			for _, n := range res.Names {
-				if !strings.Contains(string(res.HCL), "server "+quote(n)+" {") {
+				if !strings.Contains(string(res.HCL), "server "+escape.HCLString(n)+" {") {
 					t.Fatalf("server %q missing from\n%s", n, res.HCL)
 				}
 			}

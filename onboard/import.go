@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lang"
 )
 
@@ -190,7 +191,7 @@ func Import(data []byte, opts Options) (*Result, error) {
 			note(false, "not carried over: %s", strings.Join(s.other, ", "))
 		}
 
-		fmt.Fprintf(&body, "\nserver %s {\n", quote(name))
+		fmt.Fprintf(&body, "\nserver %s {\n", escape.HCLString(name))
 		for _, c := range comments {
 			fmt.Fprintf(&body, "  # %s\n", oneLine(c))
 		}
@@ -212,7 +213,7 @@ func Import(data []byte, opts Options) (*Result, error) {
 	src.WriteString(".\n")
 	src.WriteString("# Review every command before `mcpform plan`: each runs as written, without a shell.\n")
 	if opts.RequiredVersion != "" {
-		fmt.Fprintf(&src, "\nmcpform {\n  required_version = %s\n}\n", quote(opts.RequiredVersion))
+		fmt.Fprintf(&src, "\nmcpform {\n  required_version = %s\n}\n", escape.HCLString(opts.RequiredVersion))
 	}
 	src.WriteString(body.String())
 	if len(skipped) > 0 {
@@ -402,54 +403,10 @@ func identifier(name string, taken map[string]bool) string {
 	return id
 }
 
-// quote writes s as an HCL string literal. Template sequences are escaped
-// ("${" as "$${", "%{" as "%%{") so that a client's "${input:token}" stays
-// text instead of becoming an HCL interpolation.
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '$' && strings.HasPrefix(s[i:], "${"):
-			b.WriteString("$$")
-		case r == '%' && strings.HasPrefix(s[i:], "%{"):
-			b.WriteString("%%")
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicodeInvisible(r):
-			if r > 0xffff {
-				fmt.Fprintf(&b, `\U%08x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-// unicodeInvisible reports the characters a reviewer cannot see: bidi
-// controls, zero-width characters and tags. They are written escaped so that
-// the reviewed mcp.hcl shows them.
-func unicodeInvisible(r rune) bool {
-	return (r >= 0x200b && r <= 0x200f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2060 && r <= 0x2069) ||
-		r == 0xfeff || (r >= 0xe0000 && r <= 0xe007f)
-}
-
 func list(items []string) string {
 	q := make([]string, len(items))
 	for i, s := range items {
-		q[i] = quote(s)
+		q[i] = escape.HCLString(s)
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
@@ -460,7 +417,7 @@ func oneLine(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicodeInvisible(r):
+		case escape.Hidden(r):
 			if r > 0xffff {
 				fmt.Fprintf(&b, `\U%08x`, r)
 			} else {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lang"
 )
 
@@ -190,8 +191,8 @@ func TestQuote(t *testing.T) {
 		{"zero\u200bwidth", `"zero\u200bwidth"`},
 		{"tag\U000E0041", `"tag\U000e0041"`},
 	} {
-		if got := quote(tc.in); got != tc.want {
-			t.Errorf("quote(%q) = %s, want %s", tc.in, got, tc.want)
+		if got := escape.HCLString(tc.in); got != tc.want {
+			t.Errorf("HCLString(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
@@ -87,7 +86,7 @@ func Suggest(e *lock.Entry) []Label {
 // write policy of its own.
 func RenderHCL(name string, labels []Label) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Suggested taint policy for server %s, from its tools' own annotations in mcp.lock.\n", hclQuote(name))
+	fmt.Fprintf(&b, "# Suggested taint policy for server %s, from its tools' own annotations in mcp.lock.\n", escape.HCLString(name))
 	b.WriteString("# Annotations are the server's claims: review every line before pasting this\n")
 	b.WriteString("# into the server's block in mcp.hcl, then run mcpform plan and mcpform apply.\n")
 	b.WriteString("taint {\n")
@@ -104,7 +103,7 @@ func RenderHCL(name string, labels []Label) string {
 		}
 		fmt.Fprintf(&b, "  %s = [\n", field)
 		for _, l := range names {
-			fmt.Fprintf(&b, "    %s, # %s\n", hclQuote(l.Name), l.Why)
+			fmt.Fprintf(&b, "    %s, # %s\n", escape.HCLString(l.Name), l.Why)
 		}
 		b.WriteString("  ]\n")
 	}
@@ -119,42 +118,9 @@ func RenderHCL(name string, labels []Label) string {
 	if len(neither) > 0 {
 		b.WriteString("  # Neither source nor sink:\n")
 		for _, l := range neither {
-			fmt.Fprintf(&b, "  #   %s: %s\n", hclQuote(l.Name), l.Why)
+			fmt.Fprintf(&b, "  #   %s: %s\n", escape.HCLString(l.Name), l.Why)
 		}
 	}
 	b.WriteString("}\n")
-	return b.String()
-}
-
-// hclQuote quotes s as an HCL string literal that cannot start a template
-// (${, %{) and shows hidden characters as escapes.
-func hclQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case (r == '$' || r == '%') && i+1 < len(s) && s[i+1] == '{':
-			b.WriteRune(r)
-			b.WriteRune(r)
-		case r == utf8.RuneError || r < 0x20 || r == 0x7f || escape.Hidden(r):
-			if r > 0xffff {
-				fmt.Fprintf(&b, `\U%08X`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04X`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
 	return b.String()
 }

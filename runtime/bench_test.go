@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,24 +8,16 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/benchclient"
 	"github.com/mcpform/mcpform/lock"
 )
 
-// benchClient drives an in-process proxy over pipes, matching responses by
-// id, as proxybench does for the real binary.
-type benchClient struct {
-	w       io.Writer
-	wmu     sync.Mutex
-	mu      sync.Mutex
-	next    int64
-	pending map[string]chan struct{}
-}
-
-func newBenchClient(b *testing.B, tools int) (*benchClient, func()) {
+// newBenchClient drives an in-process proxy over pipes, as proxybench does
+// the real binary.
+func newBenchClient(b *testing.B, tools int) (*benchclient.Client, func()) {
 	b.Helper()
 	dir := b.TempDir()
 	var list []json.RawMessage
@@ -43,35 +34,15 @@ func newBenchClient(b *testing.B, tools int) (*benchClient, func()) {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &benchClient{w: inW, pending: map[string]chan struct{}{}}
-	go func() {
-		br := bufio.NewReaderSize(outR, 1<<20)
-		for {
-			line, err := br.ReadSlice('\n')
-			if err != nil {
-				return
-			}
-			i := bytes.Index(line, []byte(`"id":`))
-			if i < 0 {
-				continue
-			}
-			rest := line[i+5:]
-			id := string(rest[:bytes.IndexAny(rest, ",}")])
-			c.mu.Lock()
-			ch := c.pending[id]
-			delete(c.pending, id)
-			c.mu.Unlock()
-			if ch != nil {
-				close(ch)
-			}
-		}
-	}()
+	c := benchclient.New(inW, outR)
 	done := make(chan struct{})
 	go func() {
 		Run(context.Background(), Options{Name: "bench", Entry: lockFor(b, cfg, cfgPath, ""), Stdin: inR, Stdout: outW, Stderr: io.Discard, Audit: audit, Session: "bench", LookupEnv: fakeEnv, MaxInFlight: 1024})
 		close(done)
 	}()
-	c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)
+	if err := c.Call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`); err != nil {
+		b.Fatal(err)
+	}
 	return c, func() {
 		inW.Close()
 		select {
@@ -80,19 +51,6 @@ func newBenchClient(b *testing.B, tools int) (*benchClient, func()) {
 		}
 		audit.Close()
 	}
-}
-
-func (c *benchClient) call(method, params string) {
-	c.mu.Lock()
-	c.next++
-	id := strconv.FormatInt(c.next, 10)
-	ch := make(chan struct{})
-	c.pending[id] = ch
-	c.mu.Unlock()
-	c.wmu.Lock()
-	io.WriteString(c.w, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+method+`","params":`+params+"}\n")
-	c.wmu.Unlock()
-	<-ch
 }
 
 const benchCall = `{"name":"tool-1","arguments":{"text":"hello"}}`
@@ -107,7 +65,9 @@ func BenchmarkProxyToolsCall(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c.call("tools/call", benchCall)
+		if err := c.Call("tools/call", benchCall); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -119,7 +79,10 @@ func BenchmarkProxyToolsCall64(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			c.call("tools/call", benchCall)
+			if err := c.Call("tools/call", benchCall); err != nil {
+				b.Error(err)
+				return
+			}
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/benchclient"
 	"github.com/mcpform/mcpform/lock"
 )
 
@@ -140,12 +141,9 @@ func peekBuffered(r *bufio.Reader) []byte {
 
 // client drives one server process over stdio.
 type client struct {
-	cmd     *exec.Cmd
-	w       io.WriteCloser
-	wmu     sync.Mutex
-	mu      sync.Mutex
-	next    int64
-	pending map[string]chan struct{}
+	*benchclient.Client
+	cmd *exec.Cmd
+	w   io.WriteCloser
 }
 
 func start(argv []string, env []string) (*client, error) {
@@ -163,50 +161,13 @@ func start(argv []string, env []string) (*client, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &client{cmd: cmd, w: w, pending: map[string]chan struct{}{}}
-	go func() {
-		br := bufio.NewReaderSize(r, 1<<20)
-		for {
-			line, err := br.ReadSlice('\n')
-			if err != nil {
-				return
-			}
-			// Responses start {"jsonrpc":"2.0","id":N,…: find the id cheaply
-			// so the client costs the same both ways.
-			i := bytes.Index(line, []byte(`"id":`))
-			if i < 0 {
-				continue
-			}
-			rest := line[i+5:]
-			j := bytes.IndexAny(rest, ",}")
-			id := string(rest[:j])
-			c.mu.Lock()
-			ch := c.pending[id]
-			delete(c.pending, id)
-			c.mu.Unlock()
-			if ch != nil {
-				close(ch)
-			}
-		}
-	}()
-	return c, nil
+	return &client{Client: benchclient.New(w, r), cmd: cmd, w: w}, nil
 }
 
+// call is Call for a benchmark that cannot go on without the answer.
 func (c *client) call(method, params string) {
-	c.mu.Lock()
-	c.next++
-	id := strconv.FormatInt(c.next, 10)
-	ch := make(chan struct{})
-	c.pending[id] = ch
-	c.mu.Unlock()
-	msg := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + "}\n"
-	c.wmu.Lock()
-	io.WriteString(c.w, msg)
-	c.wmu.Unlock()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		fmt.Fprintln(os.Stderr, "proxybench: no answer to", method)
+	if err := c.Call(method, params); err != nil {
+		fmt.Fprintln(os.Stderr, "proxybench:", err)
 		os.Exit(1)
 	}
 }

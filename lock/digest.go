@@ -24,17 +24,28 @@ var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return 
 // canonical form of the JSON value v.
 func Digest(v []byte) (string, error) {
 	if strictjson.Check(v) == nil {
-		// The one-pass writer (canonical.go): no tree of the value.
-		buf := scratchPool.Get().(*[]byte)
-		defer scratchPool.Put(buf)
-		c, rest, err := appendCanonical((*buf)[:0], v)
-		if cap(c) <= 64<<10 {
-			*buf = c
-		}
-		if err == nil && len(skipSpace(rest)) == 0 {
-			return digestCanonical(c), nil
-		}
+		return DigestStrict(v)
 	}
+	return digestTransformed(v)
+}
+
+// DigestStrict is Digest for a value that has passed strictjson.Check (an
+// argument of a message the proxy decoded): it skips the check and writes
+// the canonical form in one pass, without a tree of the value.
+func DigestStrict(v []byte) (string, error) {
+	buf := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(buf)
+	c, rest, err := appendCanonical((*buf)[:0], v)
+	if cap(c) <= 64<<10 {
+		*buf = c
+	}
+	if err == nil && len(skipSpace(rest)) == 0 {
+		return digestCanonical(c), nil
+	}
+	return digestTransformed(v)
+}
+
+func digestTransformed(v []byte) (string, error) {
 	c, err := jcs.Transform(v)
 	if err != nil {
 		return "", fmt.Errorf("canonicalizing JSON: %w", err)

@@ -151,7 +151,7 @@ func ArgDigests(args json.RawMessage) []ArgDigest {
 	var out []ArgDigest
 	for m, ok := sc.Next(); ok; m, ok = sc.Next() {
 		name, _ := stringValue(m.Key)
-		d, err := lock.Digest(m.Value)
+		d, err := lock.DigestStrict(m.Value) // the request passed the strict check
 		if err != nil {
 			d = "invalid"
 		}

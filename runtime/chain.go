@@ -39,8 +39,9 @@ type Request struct {
 	Arguments json.RawMessage
 
 	// proxy is the run serving the request: the taint gate asks the
-	// client through it.
+	// client through it. meta is params._meta (nil when absent).
 	proxy *proxy
+	meta  []byte
 }
 
 // Response is what a handler answers: a result or a JSON-RPC error.

@@ -459,7 +459,8 @@ func (p *proxy) readClient() error {
 // client's capabilities, and the item it is about.
 func (p *proxy) newRequest(msg *mcp.Message) (*Request, *mcp.RPCError) {
 	req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Session: p.session, Server: p.name, proxy: p}
-	if meta := find(msg.Params, "_meta"); meta != nil {
+	req.meta = find(msg.Params, "_meta")
+	if meta := req.meta; meta != nil {
 		if v := find(meta, mcp.MetaProtocolVersion); v != nil {
 			if version, _ := stringValue(v); version != mcp.ModernVersion {
 				data := []byte(`{"supported":["` + mcp.ModernVersion + `"],"requested":`)

@@ -129,7 +129,7 @@ func (p *proxy) local(req *Request) *Response {
 // answer is handled on the goroutine that reads the server.
 func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 	token := ""
-	if t := find(find(req.Params, "_meta"), "progressToken"); t != nil {
+	if t := find(req.meta, "progressToken"); t != nil {
 		token = string(t)
 	}
 	p.up.request(ctx, req.Method, p.wrapUp(req.Params), token, true, p.opts.RequestTimeout, func(m *mcp.Message, err error) {

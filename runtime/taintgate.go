@@ -160,7 +160,7 @@ func (g *taintGate) taintOnReturn(req *Request, src string, resp *Response) *Res
 	if !taints(resp) {
 		return resp
 	}
-	digest, err := lock.Digest(resp.Result)
+	digest, err := lock.DigestStrict(resp.Result)
 	if err != nil {
 		digest = "invalid"
 	}
@@ -414,7 +414,7 @@ func argsDigest(args []byte) string {
 	if args == nil {
 		args = []byte("{}")
 	}
-	d, err := lock.Digest(args)
+	d, err := lock.DigestStrict(args)
 	if err != nil {
 		return "invalid"
 	}

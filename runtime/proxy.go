@@ -75,7 +75,17 @@ type Options struct {
 	// MaxInFlight caps the client's concurrent requests (default 256).
 	MaxLineSize int
 	MaxInFlight int
+
+	// Spin is how long a reader that found its pipe empty polls the run's
+	// pipes before it parks (default DefaultSpin; negative: never). See
+	// spinner: it spares a wake-up per message while messages flow, for
+	// at most Spin of CPU per message.
+	Spin time.Duration
 }
+
+// DefaultSpin is Options.Spin's default: a little longer than a fast
+// server takes to answer, so that its answer is read without a wake-up.
+const DefaultSpin = 100 * time.Microsecond
 
 // ServerExitError is a server that exited (or closed its output) while the
 // client was still connected. Its message carries the server's stderr tail,
@@ -205,6 +215,9 @@ func newProxy(opts Options) (*proxy, error) {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 256
 	}
+	if opts.Spin == 0 {
+		opts.Spin = DefaultSpin
+	}
 	p := &proxy{
 		opts:     opts,
 		name:     opts.Name,
@@ -319,12 +332,14 @@ func (p *proxy) run(ctx context.Context) error {
 	p.up.onNotification = p.upstreamNotification
 	p.up.onRequest = p.upstreamRequest
 	p.up.warn = p.logf
-	p.up.listen(rawIO(proc.Stdout), p.opts.MaxLineSize)
+	p.in = rawIO(p.opts.Stdin)
+	fromServer := rawIO(proc.Stdout)
+	newSpinner(p.opts.Spin, p.in, fromServer)
+	p.up.listen(fromServer, p.opts.MaxLineSize)
 
 	p.closeGate()
 	go p.verifyStart(ctx)
 
-	p.in = rawIO(p.opts.Stdin)
 	clientDone := make(chan error, 1)
 	go func() { clientDone <- p.readClient() }()
 	defer p.closeClient()

@@ -24,8 +24,9 @@ import (
 // back in blocking mode, and a raw read of a blocking pipe would hold the
 // run's one processor.
 type rawPipe struct {
-	f  *os.File
-	rc syscall.RawConn
+	f    *os.File
+	rc   syscall.RawConn
+	spin *spinner // nil: park at once when empty
 }
 
 func (p *rawPipe) Close() error                       { return p.f.Close() }
@@ -63,6 +64,7 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 	}
 	var n int
 	var errno syscall.Errno
+	spun := p.spin == nil
 	err := p.rc.Read(func(fd uintptr) bool {
 		for {
 			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
@@ -70,7 +72,13 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 				continue
 			}
 			n, errno = int(r), e
-			return e != syscall.EAGAIN
+			if e != syscall.EAGAIN {
+				return true
+			}
+			if spun || !p.spin.wait(int32(fd)) {
+				return false
+			}
+			spun = true
 		}
 	})
 	switch {

@@ -10,6 +10,7 @@ import (
 	goruntime "runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
@@ -29,11 +30,20 @@ func oneProcessor() {
 	}
 }
 
+// spinOption is -spin as runtime.Options.Spin, where 0 means the default.
+func spinOption(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}
+
 // runFlags is mcpform run's command line.
 type runFlags struct {
 	lockPath       string
 	auditPath      string
 	explainSandbox bool
+	spin           time.Duration
 	name           string
 }
 
@@ -44,8 +54,9 @@ func parseRunFlags(args []string, io *stdio) (runFlags, error) {
 	fs.StringVar(&f.lockPath, "lock", lock.DefaultPath, "the mcp.lock to serve from (use an absolute path in client configs)")
 	fs.StringVar(&f.auditPath, "audit", "", "the audit log (default $XDG_STATE_HOME/mcpform/audit.jsonl or ~/.local/state/mcpform/audit.jsonl)")
 	fs.BoolVar(&f.explainSandbox, "explain-sandbox", false, "print the server's effective sandbox (paths, runtime base, destinations) and exit without starting it")
+	fs.DurationVar(&f.spin, "spin", runtime.DefaultSpin, "while messages flow, how long to poll for the next one before sleeping (0: sleep at once: less CPU, more latency)")
 	fs.Usage = func() {
-		fmt.Fprintln(io.err, "Usage: mcpform run [-lock FILE] [-audit FILE] [-explain-sandbox] NAME")
+		fmt.Fprintln(io.err, "Usage: mcpform run [-lock FILE] [-audit FILE] [-spin DURATION] [-explain-sandbox] NAME")
 		fmt.Fprintln(io.err)
 		fmt.Fprintln(io.err, "Serve the locked server NAME on stdin/stdout: the enforcing proxy a client config launches.")
 		fmt.Fprintln(io.err)
@@ -144,6 +155,7 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 		// The taint gate goes on every entry: another server of the session may taint this one's sinks.
 		Middlewares: []runtime.Middleware{runtime.TaintGateFor(entry, audit, io.getenv)},
 		LookupEnv:   lookupEnv(io),
+		Spin:        spinOption(f.spin),
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)

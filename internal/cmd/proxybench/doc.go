@@ -4,10 +4,12 @@
 //
 //   - round-trip latency p50/p99 of tools/call, direct to a fast Go echo
 //     server, through a bare line relay (a process that only copies lines
-//     both ways: the floor for any stdio proxy on the machine), and through
-//     mcpform run;
-//   - throughput with 1 and with 64 requests in flight, all three ways;
-//   - the proxy's memory (RSS now and peak) serving a lock of 1,000 tools.
+//     both ways: the floor for any stdio proxy on the machine), through
+//     mcpform run, and through mcpform run -spin 0 (no polling: what the
+//     polling buys, and what it costs in CPU);
+//   - throughput with 1 and with 64 requests in flight, all four ways;
+//   - the CPU time the relay and the proxy spend per call;
+//   - the proxy's peak memory (RSS) serving a lock of 1,000 tools.
 //
 // Usage:
 //

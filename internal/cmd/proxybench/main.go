@@ -188,6 +188,7 @@ const callParams = `{"name":"tool-0001","arguments":{"text":"hello"}}`
 type result struct {
 	p50, p99      time.Duration
 	tput1, tput64 float64
+	cpu1, cpu64   time.Duration // the child's CPU per call (0: unknown)
 }
 
 func measure(c *client, n int) result {
@@ -196,7 +197,9 @@ func measure(c *client, n int) result {
 	for i := 0; i < 1000; i++ { // warm up
 		c.call("tools/call", callParams)
 	}
+	pid := c.cmd.Process.Pid
 	lat := make([]time.Duration, n)
+	cpu0 := cpuTime(pid)
 	t0 := time.Now()
 	for i := range lat {
 		s := time.Now()
@@ -204,15 +207,17 @@ func measure(c *client, n int) result {
 		lat[i] = time.Since(s)
 	}
 	total1 := time.Since(t0)
-	slices.Sort(lat)
 	var r result
+	r.cpu1 = (cpuTime(pid) - cpu0) / time.Duration(n)
+	slices.Sort(lat)
 	r.p50, r.p99 = lat[n/2], lat[n*99/100]
 	r.tput1 = float64(n) / total1.Seconds()
 	// A burst of 64 goes by in microseconds: ten times as many calls give
 	// the measurement a second or so, long enough to be repeatable.
 	const inflight = 64
-	many := 10 * n
+	many := 10 * n / inflight * inflight
 	var wg sync.WaitGroup
+	cpu0 = cpuTime(pid)
 	t0 = time.Now()
 	for g := 0; g < inflight; g++ {
 		wg.Add(1)
@@ -224,25 +229,39 @@ func measure(c *client, n int) result {
 		}()
 	}
 	wg.Wait()
-	r.tput64 = float64(many/inflight*inflight) / time.Since(t0).Seconds()
+	r.tput64 = float64(many) / time.Since(t0).Seconds()
+	r.cpu64 = (cpuTime(pid) - cpu0) / time.Duration(many)
 	return r
 }
 
-func rss(pid int) (now, peak string) {
+// cpuTime is the user and system time process pid has used so far (0 when
+// /proc cannot say).
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}
+
+func rss(pid int) string {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return "n/a", "n/a"
+		return "n/a"
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		f := strings.Fields(l)
-		if len(f) >= 2 && f[0] == "VmRSS:" {
-			now = f[1] + " kB"
-		}
-		if len(f) >= 2 && f[0] == "VmHWM:" {
-			peak = f[1] + " kB"
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			return f[1] + " kB"
 		}
 	}
-	return now, peak
+	return "n/a"
 }
 
 func bench(n, tools int, mcpform string) error {
@@ -285,42 +304,57 @@ func bench(n, tools int, mcpform string) error {
 		return err
 	}
 
-	direct, err := start(serverArgv, []string{})
-	if err != nil {
-		return err
-	}
-	d := measure(direct, n)
-	direct.close()
-
-	relayed, err := start(append([]string{self, "-relay", "--"}, serverArgv...), []string{})
-	if err != nil {
-		return err
-	}
-	r := measure(relayed, n)
-	relayed.close()
-
 	auditPath := filepath.Join(dir, "audit.jsonl")
 	if d := os.Getenv("PROXYBENCH_AUDIT_DIR"); d != "" {
 		auditPath = filepath.Join(d, "proxybench-audit.jsonl")
 		defer os.Remove(auditPath)
 	}
-	proxied, err := start([]string{mcpform, "run", "-lock", lockPath, "-audit", auditPath, "echo"}, []string{"HOME=" + dir})
-	if err != nil {
-		return err
+	run := func(flags ...string) []string {
+		return append(append([]string{mcpform, "run", "-lock", lockPath, "-audit", auditPath}, flags...), "echo")
 	}
-	p := measure(proxied, n)
-	now, peak := rss(proxied.cmd.Process.Pid)
-	proxied.close()
+	ways := []struct {
+		name string
+		argv []string
+		env  []string
+	}{
+		{"direct", serverArgv, nil},
+		{"bare relay", append([]string{self, "-relay", "--"}, serverArgv...), nil},
+		{"mcpform run", run(), []string{"HOME=" + dir}},
+		{"mcpform run -spin 0", run("-spin", "0"), []string{"HOME=" + dir}},
+	}
+	results := make([]result, len(ways))
+	peak := "n/a"
+	for i, w := range ways {
+		c, err := start(w.argv, w.env)
+		if err != nil {
+			return err
+		}
+		results[i] = measure(c, n)
+		if i == 2 {
+			peak = rss(c.cmd.Process.Pid)
+		}
+		c.close()
+	}
 
-	fmt.Printf("tools/call over stdio, %d requests per measurement, lock of %d tools, audit log on\n", n, tools)
-	fmt.Printf("(bare relay: a process that only copies lines both ways, the floor for any stdio proxy)\n\n")
-	fmt.Printf("%-22s %10s %12s %12s %14s\n", "", "direct", "bare relay", "mcpform run", "mcpform adds")
+	fmt.Printf("tools/call over stdio: %d calls one at a time, %d with 64 in flight; lock of %d tools, audit log on\n", n, 10*n/64*64, tools)
+	fmt.Printf("(bare relay: a process that only copies lines both ways, the floor for any stdio proxy;\n")
+	fmt.Printf(" -spin 0: mcpform sleeps as soon as a pipe is empty instead of polling it for 100 µs)\n\n")
+	fmt.Printf("%-20s %8s %8s %19s %20s %16s\n", "", "p50", "p99", "req/s 1 in flight", "req/s 64 in flight", "CPU/call 1, 64")
 	us := func(d time.Duration) string { return d.Round(time.Microsecond).String() }
-	fmt.Printf("%-22s %10s %12s %12s %14s\n", "latency p50", us(d.p50), us(r.p50), us(p.p50), us(p.p50-d.p50))
-	fmt.Printf("%-22s %10s %12s %12s %14s\n", "latency p99", us(d.p99), us(r.p99), us(p.p99), us(p.p99-d.p99))
-	pct := func(x, of float64) string { return fmt.Sprintf("%.0f (%.0f%%)", x, 100*x/of) }
-	fmt.Printf("%-22s %10.0f %12s %12s\n", "req/s, 1 in flight", d.tput1, pct(r.tput1, d.tput1), pct(p.tput1, d.tput1))
-	fmt.Printf("%-22s %10.0f %12s %12s\n", "req/s, 64 in flight", d.tput64, pct(r.tput64, d.tput64), pct(p.tput64, d.tput64))
-	fmt.Printf("%-22s %10s %12s %12s\n", "mcpform RSS now, peak", "", now, peak)
+	d := results[0]
+	for i, w := range ways {
+		r := results[i]
+		p50, p99 := us(r.p50), us(r.p99)
+		t1, t64 := fmt.Sprintf("%.0f", r.tput1), fmt.Sprintf("%.0f", r.tput64)
+		cpu := ""
+		if i > 0 {
+			p50, p99 = "+"+us(r.p50-d.p50), "+"+us(r.p99-d.p99)
+			t1 += fmt.Sprintf(" (%.0f%%)", 100*r.tput1/d.tput1)
+			t64 += fmt.Sprintf(" (%.0f%%)", 100*r.tput64/d.tput64)
+			cpu = fmt.Sprintf("%.1f, %.1f µs", float64(r.cpu1)/1e3, float64(r.cpu64)/1e3)
+		}
+		fmt.Printf("%-20s %8s %8s %19s %20s %16s\n", w.name, p50, p99, t1, t64, cpu)
+	}
+	fmt.Printf("\nmcpform run's peak RSS: %s\n", peak)
 	return nil
 }

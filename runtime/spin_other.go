@@ -1,0 +1,12 @@
+//go:build !linux
+
+package runtime
+
+import "time"
+
+// spinner is a Linux measure; elsewhere readers park at once.
+type spinner struct{}
+
+func newSpinner(time.Duration, ...any) *spinner { return nil }
+
+func (*spinner) wait(int32) bool { return false }

@@ -10,17 +10,20 @@ import (
 // allowedImports is a statement of policy (DESIGN.md section 1): for each of
 // mcpform's packages, the mcpform packages it may import. A package not
 // listed here may import nothing of ours. policy is the shared leaf
-// vocabulary of sandbox paths, host:port entries and taint labels; the leaf
+// vocabulary of sandbox paths, host:port entries and taint labels; surface is
+// the one conversion of a live surface into a lock entry, shared by plan
+// (which locks it) and runtime (which re-verifies against it); the leaf
 // helpers under internal/ may be imported by any package.
 var allowedImports = map[string][]string{
 	"policy":          {},
 	"lang":            {"policy"},
 	"mcp":             {},
 	"lock":            {"policy"},
-	"plan":            {"lang", "lock", "mcp", "policy"},
+	"surface":         {"lock", "mcp"},
+	"plan":            {"lang", "lock", "mcp", "policy", "surface"},
 	"plan/render":     {"plan", "lock", "policy"},
 	"apply":           {"plan", "lock", "policy"},
-	"runtime":         {"lock", "mcp", "policy", "runtime/sandbox", "runtime/egress", "runtime/taint"},
+	"runtime":         {"lock", "mcp", "policy", "surface", "runtime/sandbox", "runtime/egress", "runtime/taint"},
 	"runtime/taint":   {"lock", "policy"},
 	"runtime/sandbox": {"policy"},
 	"runtime/egress":  {"policy"},

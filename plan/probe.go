@@ -3,13 +3,13 @@ package plan
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os/exec"
 	"sync"
 	"time"
 
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/surface"
 )
 
 // Target is one server to probe, whether declared in mcp.hcl or locked.
@@ -63,7 +63,7 @@ func Probe(ctx context.Context, t Target) (*lock.Entry, error) {
 		}
 		s, err := probe(ctx, t, era)
 		if err == nil {
-			return EntryFromSurface(s)
+			return surface.Entry(s)
 		}
 		if ctx.Err() != nil {
 			return nil, err
@@ -74,13 +74,13 @@ func Probe(ctx context.Context, t Target) (*lock.Entry, error) {
 			// failure in its own era is the one to report.
 			return nil, err
 		}
-		return EntryFromSurface(auto)
+		return surface.Entry(auto)
 	}
 	s, err := probe(ctx, t, era)
 	if err != nil {
 		return nil, err
 	}
-	return EntryFromSurface(s)
+	return surface.Entry(s)
 }
 
 func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, error) {
@@ -95,44 +95,6 @@ func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, error) {
 		Timeout:            t.Timeout,
 		Prepare:            t.Prepare,
 	})
-}
-
-// EntryFromSurface turns a probed surface into a sealed lock entry with no
-// command, settings or policy yet.
-func EntryFromSurface(s *mcp.Surface) (*lock.Entry, error) {
-	e := &lock.Entry{
-		ProtocolVersion: s.ProtocolVersion,
-		ServerInfo:      s.ServerInfo,
-		Instructions:    s.Instructions,
-		Capabilities:    s.Capabilities,
-	}
-	if s.Era == mcp.EraModern {
-		e.SupportedVersions = append([]string{}, s.SupportedVersions...)
-	}
-	if len(e.ServerInfo) == 0 {
-		e.ServerInfo = json.RawMessage(`{}`)
-	}
-	if len(e.Capabilities) == 0 {
-		e.Capabilities = json.RawMessage(`{}`)
-	}
-	lists := map[lock.Kind][]json.RawMessage{
-		lock.Tools: s.Tools, lock.Prompts: s.Prompts, lock.Resources: s.Resources, lock.ResourceTemplates: s.ResourceTemplates,
-	}
-	for _, k := range lock.Kinds {
-		items := make([]lock.Item, 0, len(lists[k]))
-		for i, raw := range lists[k] {
-			it, err := lock.NewItem(k, raw)
-			if err != nil {
-				return nil, &lock.ItemError{Kind: k, Key: it.Key, Index: i, Err: err}
-			}
-			items = append(items, it)
-		}
-		e.SetList(k, items)
-	}
-	if err := e.Seal(); err != nil {
-		return nil, fmt.Errorf("the server's surface cannot be locked: %w", err)
-	}
-	return e, nil
 }
 
 // Result is the outcome of probing one Target.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/surface"
 )
 
 // Interop: a real client (the MCP inspector's CLI, pinned in testdata/npm)
@@ -84,7 +85,7 @@ func lockServer(t *testing.T, path, name string, argv, env []string, era mcp.Era
 	if err != nil {
 		t.Fatalf("probing %s: %v", name, err)
 	}
-	e, err := entryFromSurface(s)
+	e, err := surface.Entry(s)
 	if err != nil {
 		t.Fatal(err)
 	}

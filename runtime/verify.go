@@ -12,6 +12,7 @@ import (
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/surface"
 )
 
 // closeGate makes requests wait until the surface has been verified. It is
@@ -267,7 +268,7 @@ func (p *proxy) relistLoop() {
 // compare checks a live surface against the lock: definitional drift
 // quarantines, informational drift is logged.
 func (p *proxy) compare(s *mcp.Surface, when string) {
-	live, err := entryFromSurface(s)
+	live, err := surface.Entry(s)
 	if err != nil {
 		p.setQuarantine(fmt.Sprintf("its live surface (%s) cannot be checked against mcp.lock: %v", when, err))
 		return
@@ -303,33 +304,4 @@ func describe(d lock.Drift) string {
 		return map[rune]string{'+': "instructions added", '-': "instructions removed", '~': "instructions changed"}[d.Action]
 	}
 	return d.Field + " changed"
-}
-
-// entryFromSurface turns a live surface into a sealed entry to compare.
-func entryFromSurface(s *mcp.Surface) (*lock.Entry, error) {
-	e := &lock.Entry{
-		ProtocolVersion: s.ProtocolVersion,
-		ServerInfo:      s.ServerInfo,
-		Instructions:    s.Instructions,
-		Capabilities:    s.Capabilities,
-	}
-	if s.Era == mcp.EraModern {
-		e.SupportedVersions = append([]string{}, s.SupportedVersions...)
-	}
-	lists := [4][]json.RawMessage{s.Tools, s.Prompts, s.Resources, s.ResourceTemplates}
-	for i, k := range lock.Kinds {
-		items := make([]lock.Item, 0, len(lists[i]))
-		for _, raw := range lists[i] {
-			it, err := lock.NewItem(k, raw)
-			if err != nil {
-				return nil, fmt.Errorf("%s %q: %w", k, escape.String(it.Key), err)
-			}
-			items = append(items, it)
-		}
-		e.SetList(k, items)
-	}
-	if err := e.Seal(); err != nil {
-		return nil, err
-	}
-	return e, nil
 }

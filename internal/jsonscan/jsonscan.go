@@ -231,10 +231,11 @@ func AppendUnquoted(dst, raw []byte) []byte {
 			if i+4 >= len(body) {
 				return dst
 			}
-			r := hex4(body[i+1:])
+			r, _ := Hex4(body[i+1:])
 			i += 4
 			if utf16.IsSurrogate(r) && i+6 < len(body) && body[i+1] == '\\' && body[i+2] == 'u' {
-				r = utf16.DecodeRune(r, hex4(body[i+3:]))
+				r2, _ := Hex4(body[i+3:])
+				r = utf16.DecodeRune(r, r2)
 				i += 6
 			}
 			dst = utf8.AppendRune(dst, r)
@@ -245,8 +246,12 @@ func AppendUnquoted(dst, raw []byte) []byte {
 	return dst
 }
 
-func hex4(b []byte) rune {
-	var r rune
+// Hex4 decodes the four hex digits of a \u escape at the start of b; ok is
+// false when b has fewer than four or one is not a hex digit.
+func Hex4(b []byte) (r rune, ok bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
 	for _, c := range b[:4] {
 		r <<= 4
 		switch {
@@ -256,7 +261,9 @@ func hex4(b []byte) rune {
 			r |= rune(c - 'a' + 10)
 		case c >= 'A' && c <= 'F':
 			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
 		}
 	}
-	return r
+	return r, true
 }

@@ -327,25 +327,11 @@ func (s *scanner) strSlow(start int, decode bool) ([]byte, error) {
 }
 
 func (s *scanner) hex4() (rune, bool) {
-	if len(s.data)-s.pos < 4 {
-		return 0, false
+	r, ok := jsonscan.Hex4(s.data[s.pos:])
+	if ok {
+		s.pos += 4
 	}
-	var r rune
-	for _, c := range s.data[s.pos : s.pos+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	s.pos += 4
-	return r, true
+	return r, ok
 }
 
 func (s *scanner) number() error {

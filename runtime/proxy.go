@@ -77,9 +77,9 @@ type Options struct {
 	MaxInFlight int
 
 	// Spin is how long a reader that found its pipe empty polls the run's
-	// pipes before it parks (default DefaultSpin; negative: never). See
-	// spinner: it spares a wake-up per message while messages flow, for
-	// at most Spin of CPU per message.
+	// pipes before it parks (default DefaultSpin, at most MaxSpin;
+	// negative: never). See spinner: it spares a wake-up per message while
+	// messages flow, for at most Spin of CPU per message.
 	Spin time.Duration
 }
 
@@ -218,6 +218,7 @@ func newProxy(opts Options) (*proxy, error) {
 	if opts.Spin == 0 {
 		opts.Spin = DefaultSpin
 	}
+	opts.Spin = min(opts.Spin, MaxSpin)
 	p := &proxy{
 		opts:     opts,
 		name:     opts.Name,
@@ -254,6 +255,15 @@ func (p *proxy) lockClientCaps() []byte {
 		return []byte("{}")
 	}
 	return compact(p.entry.Mcpform.ClientCapabilities)
+}
+
+// spinReaders returns the run's two readers, the client's and the server's,
+// as raw pipes sharing one spinner when they are pipes and spinning can
+// help.
+func spinReaders(window time.Duration, client, server io.Reader) (io.Reader, io.Reader) {
+	client, server = rawIO(client), rawIO(server)
+	newSpinner(window, client, server)
+	return client, server
 }
 
 // logf writes one diagnostic line to stderr, escaped as a whole: it may
@@ -332,9 +342,8 @@ func (p *proxy) run(ctx context.Context) error {
 	p.up.onNotification = p.upstreamNotification
 	p.up.onRequest = p.upstreamRequest
 	p.up.warn = p.logf
-	p.in = rawIO(p.opts.Stdin)
-	fromServer := rawIO(proc.Stdout)
-	newSpinner(p.opts.Spin, p.in, fromServer)
+	var fromServer io.Reader
+	p.in, fromServer = spinReaders(p.opts.Spin, p.opts.Stdin, proc.Stdout)
 	p.up.listen(fromServer, p.opts.MaxLineSize)
 
 	p.closeGate()

@@ -27,10 +27,19 @@ type rawPipe struct {
 	f    *os.File
 	rc   syscall.RawConn
 	spin *spinner // nil: park at once when empty
+	spinState
 }
 
-func (p *rawPipe) Close() error                       { return p.f.Close() }
-func (p *rawPipe) SetReadDeadline(t time.Time) error  { return p.f.SetReadDeadline(t) }
+func (p *rawPipe) Close() error {
+	p.closed.Store(true)
+	return p.f.Close()
+}
+
+func (p *rawPipe) SetReadDeadline(t time.Time) error {
+	p.setDeadline(t)
+	return p.f.SetReadDeadline(t)
+}
+
 func (p *rawPipe) SetWriteDeadline(t time.Time) error { return p.f.SetWriteDeadline(t) }
 
 // rawIO returns f as a rawPipe when it is a non-blocking pipe or socket
@@ -64,8 +73,11 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 	}
 	var n int
 	var errno syscall.Errno
-	spun := p.spin == nil
+	spun, parked := p.spin == nil, false
 	err := p.rc.Read(func(fd uintptr) bool {
+		if parked {
+			p.awake = time.Now()
+		}
 		for {
 			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 			if e == syscall.EINTR {
@@ -75,7 +87,8 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 			if e != syscall.EAGAIN {
 				return true
 			}
-			if spun || !p.spin.wait(int32(fd)) {
+			if spun || !p.spin.wait(int32(fd), &p.spinState) {
+				parked = true
 				return false
 			}
 			spun = true

@@ -9,4 +9,4 @@ type spinner struct{}
 
 func newSpinner(time.Duration, ...any) *spinner { return nil }
 
-func (*spinner) wait(int32) bool { return false }
+func (*spinner) wait(int32, *spinState) bool { return false }

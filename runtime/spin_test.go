@@ -3,15 +3,21 @@
 package runtime
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
 
-// spinPipes returns two raw pipes' read ends sharing a spinner with the
-// given window, and their write ends.
+// spinPipes returns the read ends of two raw pipes sharing a spinner with
+// the given window, and their write ends.
 func spinPipes(t *testing.T, window time.Duration) (a, b *rawPipe, wa, wb *os.File) {
 	t.Helper()
 	ra, wa, err := os.Pipe()
@@ -42,90 +48,280 @@ func fdOf(t *testing.T, p *rawPipe) int32 {
 	return fd
 }
 
+// waitResult runs wait and returns its answer, failing the test if it
+// spins on for ten seconds (its window is longer in the cases that must
+// end early).
+func waitResult(t *testing.T, s *spinner, own int32, st *spinState) bool {
+	t.Helper()
+	done := make(chan bool, 1)
+	go func() { done <- s.wait(own, st) }()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait spun on for ten seconds")
+		return false
+	}
+}
+
+func awake() *spinState { return &spinState{awake: time.Now()} }
+
 // A spinning reader takes its own pipe's message, parks at once for
 // another pipe's (its reader needs the scheduler to wake it), and parks
-// when the window has passed with nothing to read.
+// when the window has passed with nothing to read; a close, a read
+// deadline, or a reader busy for too long ends the spin at once.
 func TestSpinnerWait(t *testing.T) {
 	a, b, wa, wb := spinPipes(t, time.Minute)
+	s, fa := a.spin, fdOf(t, a)
 	go func() {
 		time.Sleep(5 * time.Millisecond)
 		wa.Write([]byte("x\n"))
 	}()
-	if !a.spin.wait(fdOf(t, a)) {
+	if !waitResult(t, s, fa, awake()) {
 		t.Fatal("wait gave up although its own pipe got a message within the window")
 	}
 	wb.Write([]byte("y\n"))
-	done := make(chan bool)
-	go func() { done <- b.spin.wait(fdOf(t, a)) }()
-	select {
-	case own := <-done:
-		// a still holds "x": both are ready, and a's own message wins.
-		if !own {
-			t.Fatal("wait parked although its own pipe had a message")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("wait spun on although its own pipe had a message")
+	// Both pipes hold a message: a's own wins.
+	if !waitResult(t, s, fa, awake()) {
+		t.Fatal("wait parked although its own pipe had a message")
 	}
 	if _, err := a.Read(make([]byte, 8)); err != nil {
 		t.Fatal(err)
 	}
-	go func() { done <- a.spin.wait(fdOf(t, a)) }()
-	select {
-	case own := <-done:
-		if own {
-			t.Fatal("wait reported its own pipe ready; only the other one was")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("wait spun on (a minute's window) although another pipe had a message")
+	if waitResult(t, s, fa, awake()) {
+		t.Fatal("wait reported its own pipe ready; only the other one was")
+	}
+	if _, err := b.Read(make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+
+	closed := awake()
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		closed.closed.Store(true)
+	}()
+	if waitResult(t, s, fa, closed) {
+		t.Fatal("wait reported an empty pipe ready after a close")
+	}
+	late := awake()
+	late.setDeadline(time.Now().Add(5 * time.Millisecond))
+	if waitResult(t, s, fa, late) {
+		t.Fatal("wait reported an empty pipe ready past the read deadline")
+	}
+	busy := &spinState{awake: time.Now().Add(-2 * maxBusy)}
+	before := s.spins.Load()
+	if waitResult(t, s, fa, busy) || s.spins.Load() != before {
+		t.Fatal("a reader that ran maxBusy without parking spun again")
 	}
 
 	short, _, _, _ := spinPipes(t, time.Millisecond)
-	go func() { done <- short.spin.wait(fdOf(t, short)) }()
-	select {
-	case own := <-done:
-		if own {
-			t.Fatal("wait reported an empty pipe ready")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("wait spun past its window")
+	if waitResult(t, short.spin, fdOf(t, short), awake()) {
+		t.Fatal("wait reported an empty pipe ready")
 	}
 }
 
-// A read that spins, then parks, still gets a message that comes late, and
-// still honours a read deadline and a close: spinning happens inside the
-// file's read lock, so neither may be lost.
+// A read that finds its pipe empty spins (and gets a message that comes
+// within the window without parking), then parks and still gets a message
+// that comes late; a read deadline or a close ends a read mid-spin at once,
+// not when the window ends.
 func TestSpinningReads(t *testing.T) {
-	a, _, wa, _ := spinPipes(t, 200*time.Microsecond)
-	go func() {
-		time.Sleep(20 * time.Millisecond) // long after the window
-		wa.Write([]byte("late\n"))
-	}()
+	a, _, wa, _ := spinPipes(t, time.Minute)
+	a.spin.busy = time.Hour
 	buf := make([]byte, 16)
-	n, err := a.Read(buf)
-	if err != nil || string(buf[:n]) != "late\n" {
-		t.Fatalf("Read = %q, %v; want the late message", buf[:n], err)
+	read := func() (string, error) {
+		t.Helper()
+		type result struct {
+			s   string
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			n, err := a.Read(buf)
+			done <- result{string(buf[:n]), err}
+		}()
+		select {
+		case r := <-done:
+			return r.s, r.err
+		case <-time.After(10 * time.Second):
+			t.Fatal("Read did not return within ten seconds")
+			return "", nil
+		}
+	}
+	// The first read parks (a reader that never parked counts as busy),
+	// and wakes when the message comes.
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		wa.Write([]byte("first\n"))
+	}()
+	if got, err := read(); err != nil || got != "first\n" {
+		t.Fatalf("Read = %q, %v; want the first message", got, err)
+	}
+	before := a.spin.spins.Load()
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		wa.Write([]byte("spun\n"))
+	}()
+	if got, err := read(); err != nil || got != "spun\n" {
+		t.Fatalf("Read = %q, %v; want the second message", got, err)
+	}
+	if a.spin.spins.Load() == before {
+		t.Fatal("a read of an empty pipe right after a message did not spin")
 	}
 
-	a.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-	if _, err := a.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		a.SetReadDeadline(time.Now())
+	}()
+	if _, err := read(); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("Read past its deadline = %v; want a deadline error", err)
 	}
 	a.SetReadDeadline(time.Time{})
 
-	b, _, _, _ := spinPipes(t, 200*time.Microsecond)
-	errc := make(chan error, 1)
 	go func() {
-		_, err := b.Read(buf)
-		errc <- err
+		time.Sleep(20 * time.Millisecond)
+		a.Close()
 	}()
-	time.Sleep(10 * time.Millisecond)
-	b.Close()
-	select {
-	case err := <-errc:
-		if err == nil {
-			t.Fatal("Read of a closed pipe returned no error")
+	if _, err := read(); err == nil {
+		t.Fatal("Read of a closed pipe returned no error")
+	}
+
+	p, _, wp, _ := spinPipes(t, 200*time.Microsecond)
+	go func() {
+		time.Sleep(20 * time.Millisecond) // long after the window
+		wp.Write([]byte("late\n"))
+	}()
+	if n, err := p.Read(buf); err != nil || string(buf[:n]) != "late\n" {
+		t.Fatalf("Read = %q, %v; want the late message", buf[:n], err)
+	}
+}
+
+// A run's two readers are raw pipes sharing one spinner with the run's
+// default window, wherever two CPUs are there to spin on.
+func TestRunReadersSpin(t *testing.T) {
+	p, err := newProxy(Options{Name: "s", Entry: fuzzEntry(t, false), Audit: &AuditLog{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.opts.Spin != DefaultSpin {
+		t.Fatalf("default Spin = %v; want DefaultSpin", p.opts.Spin)
+	}
+	if q, err := newProxy(Options{Name: "s", Entry: fuzzEntry(t, false), Audit: &AuditLog{}, Spin: time.Second}); err != nil || q.opts.Spin != MaxSpin {
+		t.Fatalf("Spin of a second = %v; want MaxSpin", q.opts.Spin)
+	}
+	rc, wc, _ := os.Pipe()
+	rs, ws, _ := os.Pipe()
+	defer func() { rc.Close(); wc.Close(); rs.Close(); ws.Close() }()
+	client, server := spinReaders(p.opts.Spin, rc, rs)
+	c, ok1 := client.(*rawPipe)
+	s, ok2 := server.(*rawPipe)
+	if !ok1 || !ok2 {
+		t.Fatal("the run's readers are not raw pipes")
+	}
+	_, limited := cgroupCPUs("/sys/fs/cgroup", "/proc/self/cgroup")
+	if goruntime.NumCPU() < 2 || limited {
+		if c.spin != nil || s.spin != nil {
+			t.Error("a run spins with fewer than two CPUs to spin on")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a read of a closed pipe did not return")
+		return
+	}
+	if c.spin == nil || c.spin != s.spin || c.spin.window != DefaultSpin || len(c.spin.fds) != 2 {
+		t.Errorf("the run's readers do not share one spinner over both pipes with the default window")
+	}
+	if _, server := spinReaders(-1, rc, rs); server.(*rawPipe).spin != nil {
+		t.Error("a negative Spin still spins")
+	}
+}
+
+func TestCgroupCPUs(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("self", "0::/a/b\n")
+	write("cg/cpu.max", "max 100000\n")
+	write("cg/a/cpu.max", "150000 100000\n")
+	write("cg/a/b/cpu.max", "max 100000\n")
+	if cpus, ok := cgroupCPUs(filepath.Join(root, "cg"), filepath.Join(root, "self")); !ok || cpus != 1.5 {
+		t.Errorf("cgroupCPUs = %v, %v; want the parent's 1.5", cpus, ok)
+	}
+	write("cg/a/cpu.max", "max 100000\n")
+	if _, ok := cgroupCPUs(filepath.Join(root, "cg"), filepath.Join(root, "self")); ok {
+		t.Error("cgroupCPUs found a limit where every cpu.max says max")
+	}
+	write("self", "12:cpu,cpuacct:/a\n") // cgroup v1 only
+	if _, ok := cgroupCPUs(filepath.Join(root, "cg"), filepath.Join(root, "self")); ok {
+		t.Error("cgroupCPUs found a limit without a cgroup v2 line")
+	}
+	for in, want := range map[string]float64{"200000 100000": 2, "50000 100000\n": 0.5, "max 100000": 0, "garbage": 0, "-1 100000": 0} {
+		if got, _ := parseCPUMax(in); got != want {
+			t.Errorf("parseCPUMax(%q) = %v; want %v", in, got, want)
+		}
+	}
+}
+
+// While a reader keeps finding its next message within the window it never
+// parks, and at GOMAXPROCS=1 (what mcpform run uses) nothing else that waits
+// on the poller is looked at until it does: the server's stderr, a write
+// waiting for room, the egress proxy's sockets. A busy reader parks every
+// maxBusy, so another pipe's reader wakes within a few milliseconds; without
+// that, only the runtime's monitor woke it, every 10 ms at best.
+func TestSpinDoesNotStarveThePoller(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	ra, wa, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, wc, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { ra.Close(); rc.Close() }()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer := exec.Command(exe)
+	writer.Env = append(os.Environ(), "MCPFORM_RUNTIME_STREAM=1")
+	writer.Stdout, writer.ExtraFiles = wa, []*os.File{wc}
+	if err := writer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wa.Close()
+	wc.Close()
+	defer writer.Wait()
+
+	delays := make(chan []time.Duration, 1)
+	go func() {
+		var d []time.Duration
+		sc := bufio.NewScanner(rc)
+		for sc.Scan() {
+			ns, _ := strconv.ParseInt(sc.Text(), 10, 64)
+			d = append(d, time.Since(time.Unix(0, ns)))
+		}
+		delays <- d
+	}()
+	a, _ := rawIO[io.Reader](ra).(*rawPipe)
+	if a == nil || spinOver(100*time.Microsecond, a) == nil {
+		t.Fatal("no spinning raw pipe")
+	}
+	buf := make([]byte, 4096)
+	for {
+		if _, err := a.Read(buf); err != nil {
+			break
+		}
+	}
+	d := <-delays
+	if len(d) < 20 {
+		t.Fatalf("the other pipe got %d lines; want about 80", len(d))
+	}
+	slices.Sort(d)
+	if median := d[len(d)/2]; median > 2*time.Millisecond {
+		t.Errorf("while a reader spun, the other pipe's reader woke %v late (median of %d); want under 2ms (it takes about 0.5ms)", median, len(d))
 	}
 }

@@ -54,7 +54,7 @@ func parseRunFlags(args []string, io *stdio) (runFlags, error) {
 	fs.StringVar(&f.lockPath, "lock", lock.DefaultPath, "the mcp.lock to serve from (use an absolute path in client configs)")
 	fs.StringVar(&f.auditPath, "audit", "", "the audit log (default $XDG_STATE_HOME/mcpform/audit.jsonl or ~/.local/state/mcpform/audit.jsonl)")
 	fs.BoolVar(&f.explainSandbox, "explain-sandbox", false, "print the server's effective sandbox (paths, runtime base, destinations) and exit without starting it")
-	fs.DurationVar(&f.spin, "spin", runtime.DefaultSpin, "while messages flow, how long to poll for the next one before sleeping (0: sleep at once: less CPU, more latency)")
+	fs.DurationVar(&f.spin, "spin", runtime.DefaultSpin, "while messages flow, how long to poll for the next one before sleeping, at most 1ms (0: sleep at once: less CPU, more latency)")
 	fs.Usage = func() {
 		fmt.Fprintln(io.err, "Usage: mcpform run [-lock FILE] [-audit FILE] [-spin DURATION] [-explain-sandbox] NAME")
 		fmt.Fprintln(io.err)
@@ -64,6 +64,10 @@ func parseRunFlags(args []string, io *stdio) (runFlags, error) {
 	}
 	if err := fs.Parse(args); err != nil {
 		return f, err
+	}
+	if f.spin > runtime.MaxSpin {
+		fmt.Fprintf(io.err, "mcpform run: -spin %v is more than %v: a longer spin only burns CPU\n", f.spin, runtime.MaxSpin)
+		return f, errors.New("-spin too long")
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

@@ -37,7 +37,8 @@ type spinner struct {
 	busy   time.Duration // maxBusy
 	fds    []pollFd
 
-	spins atomic.Int64 // spins begun: what shows that reads spin
+	// What shows that reads spin, and that busy readers park.
+	spins, busyParks atomic.Int64
 }
 
 // pollFd is struct pollfd.
@@ -138,6 +139,7 @@ func spinOver(window time.Duration, rs ...any) *spinner {
 func (s *spinner) wait(own int32, st *spinState) bool {
 	start := time.Now()
 	if start.Sub(st.awake) > s.busy {
+		s.busyParks.Add(1)
 		return false
 	}
 	s.spins.Add(1)

@@ -268,9 +268,13 @@ func TestCgroupCPUs(t *testing.T) {
 // While a reader keeps finding its next message within the window it never
 // parks, and at GOMAXPROCS=1 (what mcpform run uses) nothing else that waits
 // on the poller is looked at until it does: the server's stderr, a write
-// waiting for room, the egress proxy's sockets. A busy reader parks every
-// maxBusy, so another pipe's reader wakes within a few milliseconds; without
-// that, only the runtime's monitor woke it, every 10 ms at best.
+// waiting for room, the egress proxy's sockets. Without the cap, only the
+// runtime's monitor looked, every 10 ms at best (another pipe's reader woke
+// 4-7 ms late, median); with it, a busy reader parks every maxBusy (about
+// 0.5 ms late). Wake-up delays depend on the machine's load, so what is
+// held is the mechanism: a reader fed a message every ~30 µs, with a window
+// long enough that it never parks for want of one, parks because it was
+// busy, again and again.
 func TestSpinDoesNotStarveThePoller(t *testing.T) {
 	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
 	ra, wa, err := os.Pipe()
@@ -307,7 +311,8 @@ func TestSpinDoesNotStarveThePoller(t *testing.T) {
 		delays <- d
 	}()
 	a, _ := rawIO[io.Reader](ra).(*rawPipe)
-	if a == nil || spinOver(100*time.Microsecond, a) == nil {
+	s := spinOver(MaxSpin, a)
+	if s == nil {
 		t.Fatal("no spinning raw pipe")
 	}
 	buf := make([]byte, 4096)
@@ -316,12 +321,11 @@ func TestSpinDoesNotStarveThePoller(t *testing.T) {
 			break
 		}
 	}
-	d := <-delays
-	if len(d) < 20 {
-		t.Fatalf("the other pipe got %d lines; want about 80", len(d))
+	if n := s.busyParks.Load(); n < 10 {
+		t.Errorf("a reader fed for 400 ms parked %d times for being busy; want one park every %v or so", n, maxBusy)
 	}
-	slices.Sort(d)
-	if median := d[len(d)/2]; median > 2*time.Millisecond {
-		t.Errorf("while a reader spun, the other pipe's reader woke %v late (median of %d); want under 2ms (it takes about 0.5ms)", median, len(d))
+	if d := <-delays; len(d) > 0 {
+		slices.Sort(d)
+		t.Logf("%d busy parks; the other pipe's reader woke %v late (median of %d)", s.busyParks.Load(), d[len(d)/2], len(d))
 	}
 }

@@ -217,7 +217,7 @@ func TestRunReadersSpin(t *testing.T) {
 	if !ok1 || !ok2 {
 		t.Fatal("the run's readers are not raw pipes")
 	}
-	_, limited := cgroupCPUs("/sys/fs/cgroup", "/proc/self/cgroup")
+	_, limited := cgroupCPUs("/proc/self")
 	if goruntime.NumCPU() < 2 || limited {
 		if c.spin != nil || s.spin != nil {
 			t.Error("a run spins with fewer than two CPUs to spin on")
@@ -232,34 +232,63 @@ func TestRunReadersSpin(t *testing.T) {
 	}
 }
 
+// The CPU quota is found the way the kernel shows it: the process's group
+// in /proc/self/cgroup, the hierarchy's mount in /proc/self/mountinfo,
+// and the smallest quota from the group up to the mount.
 func TestCgroupCPUs(t *testing.T) {
-	root := t.TempDir()
+	dir := t.TempDir()
 	write := func(name, data string) {
 		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+		name = filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("self", "0::/a/b\n")
-	write("cg/cpu.max", "max 100000\n")
-	write("cg/a/cpu.max", "150000 100000\n")
-	write("cg/a/b/cpu.max", "max 100000\n")
-	if cpus, ok := cgroupCPUs(filepath.Join(root, "cg"), filepath.Join(root, "self")); !ok || cpus != 1.5 {
-		t.Errorf("cgroupCPUs = %v, %v; want the parent's 1.5", cpus, ok)
+	self := filepath.Join(dir, "proc")
+	mount := func(fstype, root, point, superOpts string) string {
+		return "31 23 0:28 " + root + " " + filepath.Join(dir, point) + " rw,relatime - " + fstype + " " + fstype + " " + superOpts + "\n"
 	}
-	write("cg/a/cpu.max", "max 100000\n")
-	if _, ok := cgroupCPUs(filepath.Join(root, "cg"), filepath.Join(root, "self")); ok {
-		t.Error("cgroupCPUs found a limit where every cpu.max says max")
+	cases := []struct {
+		name, cgroup, mountinfo string
+		files                   map[string]string
+		want                    float64 // 0: no quota
+	}{
+		{"v2: the smallest quota on the way up", "0::/a/b\n",
+			mount("cgroup2", "/", "v2", "rw"),
+			map[string]string{"v2/cpu.max": "max 100000\n", "v2/a/cpu.max": "150000 100000\n", "v2/a/b/cpu.max": "max 100000\n"}, 1.5},
+		{"v2: no quota", "0::/a\n",
+			mount("cgroup2", "/", "v2", "rw"),
+			map[string]string{"v2/a/cpu.max": "max 100000\n"}, 0},
+		{"v2 in a container: the mount's root is the group", "0::/docker/c1\n",
+			mount("cgroup2", "/docker/c1", "v2", "rw"),
+			map[string]string{"v2/cpu.max": "50000 100000\n"}, 0.5},
+		{"v1: the cpu controller's quota and period", "4:memory:/m\n3:cpu,cpuacct:/x/y\n0::/\n",
+			mount("cgroup", "/", "cpu", "rw,cpu,cpuacct") + mount("cgroup", "/", "memory", "rw,memory"),
+			map[string]string{"cpu/x/y/cpu.cfs_quota_us": "-1\n", "cpu/x/y/cpu.cfs_period_us": "100000\n", "cpu/x/cpu.cfs_quota_us": "100000\n", "cpu/x/cpu.cfs_period_us": "100000\n", "memory/m/cpu.cfs_quota_us": "1\n"}, 1},
+		{"v1 without a quota, and a group outside the mount", "1:cpu:/z\n0::/elsewhere\n",
+			mount("cgroup", "/", "cpu", "rw,cpu") + mount("cgroup2", "/other", "v2", "rw"),
+			map[string]string{"cpu/z/cpu.cfs_quota_us": "-1\n", "cpu/z/cpu.cfs_period_us": "100000\n", "v2/cpu.max": "1000 100000\n"}, 0},
 	}
-	write("self", "12:cpu,cpuacct:/a\n") // cgroup v1 only
-	if _, ok := cgroupCPUs(filepath.Join(root, "cg"), filepath.Join(root, "self")); ok {
-		t.Error("cgroupCPUs found a limit without a cgroup v2 line")
+	for _, c := range cases {
+		os.RemoveAll(dir)
+		write("proc/cgroup", c.cgroup)
+		write("proc/mountinfo", c.mountinfo)
+		for name, data := range c.files {
+			write(name, data)
+		}
+		cpus, ok := cgroupCPUs(self)
+		if ok != (c.want != 0) || cpus != c.want {
+			t.Errorf("%s: cgroupCPUs = %v, %v; want %v", c.name, cpus, ok, c.want)
+		}
+	}
+	if _, ok := cgroupCPUs(filepath.Join(dir, "missing")); ok {
+		t.Error("cgroupCPUs found a quota without /proc")
 	}
 	for in, want := range map[string]float64{"200000 100000": 2, "50000 100000\n": 0.5, "max 100000": 0, "garbage": 0, "-1 100000": 0} {
-		if got, _ := parseCPUMax(in); got != want {
+		if got := parseCPUMax(in); got != want {
 			t.Errorf("parseCPUMax(%q) = %v; want %v", in, got, want)
 		}
 	}

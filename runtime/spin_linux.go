@@ -52,8 +52,8 @@ const pollIn = 0x1
 
 // newSpinner returns a spinner over the pipes rs (the run's readers), or
 // nil when spinning cannot help: window is 0, or the process may use less
-// than two CPUs (its affinity, or its cgroup's CPU quota, which the
-// server shares), where spinning takes the time the other side needs to answer.
+// than two CPUs (its affinity, or its cgroup's CPU quota, which the server
+// shares), where spinning takes the time the other side needs to answer.
 func newSpinner(window time.Duration, rs ...any) *spinner {
 	if window <= 0 || goruntime.NumCPU() < 2 {
 		return nil

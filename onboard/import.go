@@ -418,11 +418,7 @@ func oneLine(s string) string {
 	for _, r := range s {
 		switch {
 		case escape.Hidden(r):
-			if r > 0xffff {
-				fmt.Fprintf(&b, `\U%08x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
+			escape.WriteU(&b, r)
 		default:
 			b.WriteRune(r)
 		}

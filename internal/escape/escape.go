@@ -35,7 +35,7 @@ func String(s string) string {
 		case r == '\r':
 			b.WriteString(`\r`)
 		case Hidden(r):
-			writeU(&b, r)
+			WriteU(&b, r)
 		default:
 			b.WriteRune(r)
 		}
@@ -57,7 +57,9 @@ func Multiline(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-func writeU(b *strings.Builder, r rune) {
+// WriteU writes r as a \u escape (\U beyond the Basic Multilingual
+// Plane), in lower-case hex: how every escaper here shows a hidden rune.
+func WriteU(b *strings.Builder, r rune) {
 	if r > 0xffff {
 		b.WriteString(`\U`)
 		h := strconv.FormatUint(uint64(r), 16)
@@ -152,7 +154,7 @@ func Visible(s string) string {
 			b.WriteString(`\x`)
 			b.WriteString(strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
 		case r != '\n' && r != '\t' && Hidden(r):
-			writeU(&b, r)
+			WriteU(&b, r)
 		default:
 			b.WriteString(s[i : i+size])
 		}

@@ -1,7 +1,6 @@
 package escape
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -29,11 +28,7 @@ func HCLString(s string) string {
 			b.WriteRune(r)
 			b.WriteRune(r)
 		case r == utf8.RuneError || Hidden(r):
-			if r > 0xffff {
-				fmt.Fprintf(&b, `\U%08x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
+			WriteU(&b, r)
 		default:
 			b.WriteRune(r)
 		}

@@ -96,7 +96,7 @@ func (s *spinner) wait(own int32, st *spinState) bool {
 	s.spins.Add(1)
 	until := start.Add(s.window)
 	var buf [4]pollFd
-	fds := buf[:0]
+	fds := append(buf[:0], s.fds...) // ppoll sets every revents each time
 	var zero syscall.Timespec
 	for i := 0; ; i++ {
 		goruntime.Gosched()
@@ -106,7 +106,6 @@ func (s *spinner) wait(own int32, st *spinState) bool {
 		if st.closed.Load() {
 			return false
 		}
-		fds = append(fds[:0], s.fds...)
 		n, _, errno := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
 		if errno == 0 && n > 0 {
 			return slices.ContainsFunc(fds, func(f pollFd) bool { return f.fd == own && f.revents != 0 })

@@ -16,19 +16,23 @@ import (
 	"time"
 )
 
+// testPipe returns an os.Pipe closed when the test ends.
+func testPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
 // spinPipes returns the read ends of two raw pipes sharing a spinner with
 // the given window, and their write ends.
 func spinPipes(t *testing.T, window time.Duration) (a, b *rawPipe, wa, wb *os.File) {
 	t.Helper()
-	ra, wa, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, wb, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ra.Close(); wa.Close(); rb.Close(); wb.Close() })
+	ra, wa := testPipe(t)
+	rb, wb := testPipe(t)
 	a, _ = rawIO[io.Reader](ra).(*rawPipe)
 	b, _ = rawIO[io.Reader](rb).(*rawPipe)
 	if a == nil || b == nil {
@@ -208,9 +212,8 @@ func TestRunReadersSpin(t *testing.T) {
 	if q, err := newProxy(Options{Name: "s", Entry: fuzzEntry(t, false), Audit: &AuditLog{}, Spin: time.Second}); err != nil || q.opts.Spin != MaxSpin {
 		t.Fatalf("Spin of a second = %v; want MaxSpin", q.opts.Spin)
 	}
-	rc, wc, _ := os.Pipe()
-	rs, ws, _ := os.Pipe()
-	defer func() { rc.Close(); wc.Close(); rs.Close(); ws.Close() }()
+	rc, _ := testPipe(t)
+	rs, _ := testPipe(t)
 	client, server := spinReaders(p.opts.Spin, rc, rs)
 	c, ok1 := client.(*rawPipe)
 	s, ok2 := server.(*rawPipe)
@@ -306,15 +309,8 @@ func TestCgroupCPUs(t *testing.T) {
 // busy, again and again.
 func TestSpinDoesNotStarveThePoller(t *testing.T) {
 	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
-	ra, wa, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, wc, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { ra.Close(); rc.Close() }()
+	ra, wa := testPipe(t)
+	rc, wc := testPipe(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

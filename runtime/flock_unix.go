@@ -45,15 +45,6 @@ func unlockFile(f *os.File) error {
 	return nil
 }
 
-// fileSize returns f's size.
-func fileSize(f *os.File) (int64, error) {
-	var st syscall.Stat_t
-	if _, _, e := syscall.RawSyscall(syscall.SYS_FSTAT, f.Fd(), uintptr(unsafe.Pointer(&st)), 0); e != 0 {
-		return 0, &os.PathError{Op: "fstat", Path: f.Name(), Err: e}
-	}
-	return st.Size, nil
-}
-
 // appendAll writes b to f, opened with O_APPEND, in one write when it can.
 func appendAll(f *os.File, b []byte) error {
 	fd := f.Fd()

@@ -161,8 +161,10 @@ func ArgDigests(args json.RawMessage) []ArgDigest {
 	return out
 }
 
-// Write appends rec. It returns only once the line is in the file (not
-// necessarily on disk): the proxy calls it before the effect it records.
+// Write appends rec, with every record queued before it. It returns only
+// once the lines are in the file (not necessarily on disk). The proxy's
+// per-request records go through Queue instead, and are appended by the
+// writers' Commit before anything they caused leaves.
 //
 // Writers combine: one that finds no write under way writes at once; records
 // that arrive meanwhile are chained and written together by it next, in one
@@ -170,6 +172,11 @@ func ArgDigests(args json.RawMessage) []ArgDigest {
 // for that. Alone a record costs nothing extra; 64 at once cost one append.
 func (a *AuditLog) Write(rec *Record) error {
 	a.mu.Lock()
+	return a.writeLocked(rec)
+}
+
+// writeLocked is Write with a.mu held; it unlocks a.mu.
+func (a *AuditLog) writeLocked(rec *Record) error {
 	if a.failed != nil {
 		err := a.failed
 		a.mu.Unlock()
@@ -262,16 +269,11 @@ func (a *AuditLog) enqueue(rec *Record, required bool) error {
 // nothing.
 func (a *AuditLog) Commit() error {
 	a.mu.Lock()
-	needed := a.writing || a.batch != nil && a.batch.required
-	failed := a.failed
-	a.mu.Unlock()
-	if failed != nil {
-		return failed
-	}
-	if !needed {
+	if a.failed == nil && !a.writing && (a.batch == nil || !a.batch.required) {
+		a.mu.Unlock()
 		return nil
 	}
-	return a.Write(nil)
+	return a.writeLocked(nil)
 }
 
 // laterDelay bounds how long WriteSoon keeps a record back.
@@ -280,12 +282,11 @@ const laterDelay = 20 * time.Millisecond
 // FlushBacklog writes the queued records when at least n wait.
 func (a *AuditLog) FlushBacklog(n int) error {
 	a.mu.Lock()
-	many := a.batch != nil && len(a.batch.recs) >= n
-	a.mu.Unlock()
-	if !many {
+	if a.batch == nil || len(a.batch.recs) < n {
+		a.mu.Unlock()
 		return nil
 	}
-	return a.Write(nil)
+	return a.writeLocked(nil)
 }
 
 // Flush writes every queued record.

@@ -75,8 +75,8 @@ type Handler func(ctx context.Context, req *Request, reply Reply)
 //
 // The proxy's chain is, from the outside in:
 //
-//  1. audit: writes the request to the audit log before anything else can
-//     happen, and the outcome after;
+//  1. audit: queues the request's record, which is in the audit log before
+//     anything leaves for the server or the client, and the outcome after;
 //  2. quarantine: waits while the surface is being verified, then refuses
 //     everything with -32002 once definitional drift was found;
 //  3. Options.Middlewares, in order: the place of the taint gate, which

@@ -631,7 +631,8 @@ func oneLineOrNil(b []byte) []byte {
 }
 
 // write sends complete lines to the client. A client that stopped reading
-// holds up only the goroutines that answer it.
+// holds up whoever writes to it, the server's reader too, once 4 MiB wait
+// (back-pressure: the server's output then backs up).
 func (p *proxy) write(b []byte) {
 	_ = p.out.writeLine(b)
 }

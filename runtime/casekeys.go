@@ -77,12 +77,7 @@ func nestedCaseTwin(v []byte) (key, twin string, found bool) {
 		if k, o, ok := caseTwin(v, nil); ok {
 			return k, o, true
 		}
-		var ms [16]member
-		for _, m := range members(ms[:0], v) {
-			if k, o, ok := nestedCaseTwin(m.Value); ok {
-				return k, o, true
-			}
-		}
+		return valuesCaseTwin(v)
 	case '[':
 		j := i + 1
 		for {
@@ -107,6 +102,17 @@ func nestedCaseTwin(v []byte) (key, twin string, found bool) {
 	return "", "", false
 }
 
+// valuesCaseTwin is nestedCaseTwin for the values of the object obj.
+func valuesCaseTwin(obj []byte) (key, twin string, found bool) {
+	var ms [16]member
+	for _, m := range members(ms[:0], obj) {
+		if k, o, ok := nestedCaseTwin(m.Value); ok {
+			return k, o, true
+		}
+	}
+	return "", "", false
+}
+
 // checkParamCase refuses params with a wrong-case twin of a key the proxy
 // reads, or two keys that differ only in case.
 func checkParamCase(req *Request) *Response {
@@ -121,8 +127,8 @@ func checkParamCase(req *Request) *Response {
 // property the locked schema names at the top level (props).
 func argumentCase(args []byte, props [][]byte) (string, bool) {
 	k, twin, ok := caseTwin(args, props)
-	if !ok {
-		k, twin, ok = nestedCaseTwin(args)
+	if !ok { // args' own keys were compared with each other too
+		k, twin, ok = valuesCaseTwin(args)
 	}
 	if !ok {
 		return "", false

@@ -368,9 +368,8 @@ func (t *toolSchema) validate(args json.RawMessage) error {
 	if t.closed {
 		var ms [16]member
 		for _, m := range members(ms[:0], args) {
-			n, _ := stringValue(m.Key)
-			if !t.props[n] {
-				return fmt.Errorf("unknown argument %q", escape.String(n))
+			if n := keyBytes(m.Key); !t.props[string(n)] {
+				return fmt.Errorf("unknown argument %q", escape.String(string(n)))
 			}
 		}
 	}

@@ -42,8 +42,6 @@ func find(obj []byte, name string) []byte               { return jsonscan.Find(o
 
 func skipWS(b []byte, i int) int { return jsonscan.SkipWS(b, i) }
 
-func skipString(b []byte, i int) int { return jsonscan.SkipString(b, i) }
-
 func skipValue(b []byte, i int) int { return jsonscan.SkipValue(b, i) }
 
 // stringValue decodes a JSON string value; ok is false for anything else.

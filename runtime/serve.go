@@ -99,8 +99,6 @@ func (p *proxy) local(req *Request) *Response {
 		return &Response{Result: p.served.initialize(req.Params), Final: !req.Modern}
 	case "server/discover":
 		return &Response{Result: p.served.discover, Final: true}
-	case "ping":
-		return &Response{Result: []byte("{}")}
 	case "logging/setLevel":
 		if p.modernUp {
 			// A 2026-07-28 server has no logging/setLevel (the Go SDK

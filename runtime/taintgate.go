@@ -281,7 +281,7 @@ func (g *taintGate) modern(req *Request, st *taint.State) *Response {
 		}
 		return nil
 	}
-	caps := find(find(req.Params, "_meta"), mcp.MetaClientCapabilities)
+	caps := find(req.meta, mcp.MetaClientCapabilities)
 	if find(caps, "elicitation") == nil {
 		return g.deny(req, "no elicitation", "the client did not declare the elicitation capability, so mcpform cannot ask you to approve it")
 	}

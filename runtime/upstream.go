@@ -363,13 +363,6 @@ func (u *upstream) progressTarget(token []byte) bool {
 	return ok && p.forward
 }
 
-// pendingCount returns how many requests wait for the server.
-func (u *upstream) pendingCount() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.pending)
-}
-
 func (u *upstream) readLoop(r io.Reader, maxLine int) {
 	rd := mcp.NewReader(r, maxLine)
 	for {

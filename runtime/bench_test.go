@@ -127,9 +127,7 @@ func benchMessagePath(b *testing.B, burst int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p.up = newUpstream(&toServer, time.Second)
-	p.up.lw.before = p.flushAudit
-	p.up.out = p.out
+	p.connect(&toServer)
 	p.up.warn = func(format string, args ...any) { b.Fatalf(format, args...) }
 	reqs := make([][]byte, burst)
 	for i := range reqs {
@@ -153,6 +151,7 @@ func benchMessagePath(b *testing.B, burst int) {
 			p.up.handle(resp)
 		}
 		p.out.release()
+		p.up.idle() // as the server's reader does before it waits
 	}
 	b.StopTimer()
 	if want := (b.N + burst - 1) / burst * burst; toClient.lines != want || toServer.lines != want {

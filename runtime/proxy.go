@@ -257,6 +257,20 @@ func (p *proxy) lockClientCaps() []byte {
 	return compact(p.entry.Mcpform.ClientCapabilities)
 }
 
+// connect sets up the connection to the server, which reads toServer.
+func (p *proxy) connect(toServer io.Writer) {
+	p.up = newUpstream(toServer, p.opts.WriteTimeout)
+	p.up.lw.before = p.flushAudit
+	p.up.out = p.out
+	// Under load, the outcomes of a burst of answers are appended by the
+	// server's reader, beside the client's reader, which appends the
+	// requests: the two share the log's work instead of one doing it all.
+	p.up.idle = func() { _ = p.audit.FlushBacklog(outcomeBurst) }
+	p.up.onNotification = p.upstreamNotification
+	p.up.onRequest = p.upstreamRequest
+	p.up.warn = p.logf
+}
+
 // spinReaders returns the run's two readers, the client's and the server's,
 // as raw pipes sharing one spinner when they are pipes and spinning can
 // help.
@@ -332,16 +346,7 @@ func (p *proxy) run(ctx context.Context) error {
 		return fmt.Errorf("starting server %q: %w", escape.String(p.name), err)
 	}
 	p.proc = proc
-	p.up = newUpstream(rawIO(proc.Stdin), p.opts.WriteTimeout)
-	p.up.lw.before = p.flushAudit
-	p.up.out = p.out
-	// Under load, the outcomes of a burst of answers are appended by the
-	// server's reader, beside the client's reader, which appends the
-	// requests: the two share the log's work instead of one doing it all.
-	p.up.idle = func() { _ = p.audit.FlushBacklog(outcomeBurst) }
-	p.up.onNotification = p.upstreamNotification
-	p.up.onRequest = p.upstreamRequest
-	p.up.warn = p.logf
+	p.connect(rawIO(proc.Stdin))
 	var fromServer io.Reader
 	p.in, fromServer = spinReaders(p.opts.Spin, p.opts.Stdin, proc.Stdout)
 	p.up.listen(fromServer, p.opts.MaxLineSize)

@@ -9,7 +9,9 @@ import (
 )
 
 // lockDir takes the advisory lock on the lock's directory: flock on the
-// directory itself, so no lock file is left behind.
+// directory itself, so no lock file is left behind. A writer holds it for
+// as long as its temporary file exists, and the kernel drops it when the
+// writer dies, so a temporary file seen under the lock is stale.
 func lockDir(d *os.File) (unlock func(), err error) {
 	if err := unix.Flock(int(d.Fd()), unix.LOCK_EX); err != nil {
 		return nil, err

@@ -10,7 +10,10 @@ import (
 )
 
 // lockDir takes the advisory lock for the lock's directory. Windows cannot
-// lock a directory handle, so it locks a small file beside mcp.lock.
+// lock a directory handle, so it locks a small file beside mcp.lock (its
+// name is not a temporary file's, so removeStaleTemps leaves it). A writer
+// holds it for as long as its temporary file exists, and Windows releases
+// it when the writer dies, so a temporary file seen under the lock is stale.
 func lockDir(d *os.File) (unlock func(), err error) {
 	f, err := os.OpenFile(filepath.Join(d.Name(), ".mcp.lock.flock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Marshal returns the lock's deterministic form: the format's key order,
@@ -189,7 +190,8 @@ func quote(s string) string { return string(mustJSON(s)) }
 // Save writes f to path atomically (a temporary file in the same directory,
 // fsync, rename, fsync of the directory) under an advisory lock on the
 // directory, so a crash never leaves a half-written lock and two writers
-// never interleave.
+// never interleave. Under the same lock it first removes the temporary files
+// that writers killed mid-write left behind.
 func Save(path string, f *File) error {
 	return Update(path, func([]byte) (*File, error) { return f, nil })
 }
@@ -199,6 +201,13 @@ func Save(path string, f *File) error {
 // fn returns. When fn fails, nothing is written. apply uses it to refuse a
 // plan made against a lock that has changed since.
 func Update(path string, fn func(current []byte) (*File, error)) error {
+	return update(path, fn, nil)
+}
+
+// update is Update with a test hook: beforeRename, when not nil, is called
+// with the temporary file's name once it is written, synced and closed, just
+// before the rename, so a test can kill the writer there.
+func update(path string, fn func(current []byte) (*File, error), beforeRename func(tmp string)) error {
 	dir := filepath.Dir(path)
 	d, err := os.Open(dir)
 	if err != nil {
@@ -223,11 +232,12 @@ func Update(path string, fn func(current []byte) (*File, error)) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(d, path, data)
+	return writeAtomic(d, path, data, beforeRename)
 }
 
-func writeAtomic(dir *os.File, path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+func writeAtomic(dir *os.File, path string, data []byte, beforeRename func(tmp string)) (err error) {
+	removeStaleTemps(path)
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*")
 	if err != nil {
 		return fmt.Errorf("creating a temporary lock file: %w", err)
 	}
@@ -249,6 +259,9 @@ func writeAtomic(dir *os.File, path string, data []byte) (err error) {
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", tmp.Name(), err)
 	}
+	if beforeRename != nil {
+		beforeRename(tmp.Name())
+	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("replacing %s: %w", path, err)
 	}
@@ -256,4 +269,44 @@ func writeAtomic(dir *os.File, path string, data []byte) (err error) {
 		return fmt.Errorf("syncing the lock's directory: %w", err)
 	}
 	return nil
+}
+
+// tempPrefix is how the names of path's temporary files begin; os.CreateTemp
+// ends each with a random decimal number.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
+// isTempName reports whether name is one of path's temporary files: the
+// prefix and then only decimal digits, as os.CreateTemp makes them.
+func isTempName(path, name string) bool {
+	suffix, ok := strings.CutPrefix(name, tempPrefix(path))
+	if !ok || suffix == "" {
+		return false
+	}
+	for i := 0; i < len(suffix); i++ {
+		if suffix[i] < '0' || suffix[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// removeStaleTemps removes the temporary files of path that a writer killed
+// mid-write left in path's directory. It must be called holding the
+// directory's lock: every writer holds that lock from before it creates its
+// temporary file until the file is renamed or removed, so any such file
+// found under the lock belongs to no live writer. Only regular files whose
+// names match isTempName are touched. Removal is best effort: a stale file
+// that cannot be removed is never read as the lock, and the write that
+// follows goes ahead (and fails on its own if the directory is not writable).
+func removeStaleTemps(path string) {
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && isTempName(path, e.Name()) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }

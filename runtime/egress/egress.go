@@ -37,9 +37,15 @@ var ErrClosed = errors.New("egress proxy closed")
 // Event is one connection through the proxy, allowed or refused, as the
 // audit log records it. It is reported once, when the connection ends.
 type Event struct {
-	Time   time.Time // when the connection was accepted
-	Method string    // CONNECT, or the method of a forwarded http:// request
-	Host   string    // as requested: a lower-case name or an IP literal
+	Time time.Time // when the connection was accepted
+	// Method is CONNECT or the method of a forwarded http:// request, and
+	// Host the destination as requested: a lower-case name or an IP literal.
+	// For a request the proxy could not parse, they hold what the client's
+	// request line carried (Host the whole target when no host and port can
+	// be read from it, Port then 0), each cut to 64 bytes and Go-quoted
+	// unless it is plain printable ASCII: the client is untrusted.
+	Method string
+	Host   string
 	Port   uint16
 	// Addr is the address the proxy connected to ("ip:port"), empty when it
 	// did not connect.
@@ -48,8 +54,11 @@ type Event struct {
 	// then failed (no address, connection refused) has a Reason too.
 	Allowed bool
 	// Reason says why a connection was refused or failed; empty otherwise.
-	Reason    string
-	BytesUp   int64 // client to destination, after the request head
+	Reason string
+	// BytesUp counts what the proxy sent the destination: for a forwarded
+	// http:// request its rewritten head and everything after it; for
+	// CONNECT, the tunnel (the CONNECT head is answered, not forwarded).
+	BytesUp   int64
 	BytesDown int64 // destination to client
 	Duration  time.Duration
 }
@@ -212,6 +221,7 @@ func (p *Proxy) handle(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(HeadTimeout))
 	head, buffered, err := readHead(c)
 	if err != nil {
+		ev.Method, ev.Host, ev.Port = received(buffered)
 		ev.Reason = "bad request: " + err.Error()
 		status := "400 Bad Request"
 		if errors.Is(err, errHeadTooLarge) {
@@ -255,12 +265,16 @@ func (p *Proxy) handle(c net.Conn) {
 	} else {
 		// One request per connection: the origin is told to close, and every
 		// later byte on this connection goes to the same checked address.
-		if _, err := io.WriteString(up, originHead(head)); err != nil {
+		n, err := io.WriteString(up, originHead(head))
+		ev.BytesUp = int64(n)
+		if err != nil {
 			ev.Reason = "forwarding request: " + err.Error()
 			return
 		}
 	}
-	ev.BytesUp, ev.BytesDown = splice(c, up, buffered)
+	upBytes, downBytes := splice(c, up, buffered)
+	ev.BytesUp += upBytes
+	ev.BytesDown = downBytes
 }
 
 // refusal is a policy decision, as opposed to a network failure.
@@ -346,29 +360,36 @@ func (p *Proxy) listedAddr(ip netip.Addr, port uint16) bool {
 }
 
 // readHead reads one request head, never more than MaxHeadBytes, and returns
-// it parsed with any bytes the client sent after it.
+// it parsed with any bytes the client sent after it. On an error the bytes
+// are everything the client sent, for the audit.
 func readHead(c net.Conn) (requestHead, []byte, error) {
 	buf := make([]byte, 0, 4096)
 	tmp := make([]byte, 4096)
 	for {
 		if n := headEnd(buf); n >= 0 {
 			h, err := parseRequestHead(buf[:n])
-			return h, buf[n:], err
+			if err != nil {
+				return h, buf, err
+			}
+			return h, buf[n:], nil
 		}
 		if len(buf) >= MaxHeadBytes {
-			return requestHead{}, nil, errHeadTooLarge
+			return requestHead{}, buf, errHeadTooLarge
 		}
 		n, err := c.Read(tmp[:min(len(tmp), MaxHeadBytes-len(buf))])
 		buf = append(buf, tmp[:n]...)
 		if err != nil {
 			if n := headEnd(buf); n >= 0 {
 				h, perr := parseRequestHead(buf[:n])
-				return h, buf[n:], perr
+				if perr != nil {
+					return h, buf, perr
+				}
+				return h, buf[n:], nil
 			}
 			if errors.Is(err, io.EOF) {
-				return requestHead{}, nil, errors.New("connection closed before the request head ended")
+				return requestHead{}, buf, errors.New("connection closed before the request head ended")
 			}
-			return requestHead{}, nil, fmt.Errorf("reading request head: %w", err)
+			return requestHead{}, buf, fmt.Errorf("reading request head: %w", err)
 		}
 	}
 }

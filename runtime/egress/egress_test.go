@@ -10,10 +10,12 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // fakeResolver answers from a table, so tests can make a listed name
@@ -284,5 +286,170 @@ func TestConnectionLimit(t *testing.T) {
 	line, _ := bufio.NewReader(c).ReadString('\n')
 	if !strings.HasPrefix(line, "HTTP/1.1 503") {
 		t.Fatalf("connection over the limit got %q", line)
+	}
+}
+
+// waitEvents waits until the audit holds n events and returns them.
+func waitEvents(t *testing.T, ev *events, n int) []Event {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(ev.all()) < n && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := ev.all()
+	if len(got) != n {
+		t.Fatalf("audit has %d events, want %d", len(got), n)
+	}
+	return got
+}
+
+// countingConn counts the bytes read from a connection.
+type countingConn struct {
+	net.Conn
+	n int64
+}
+
+func (c *countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestForwardedRequestCountsBytesUp sends plain http:// requests through
+// the proxy from a raw client connection to an origin that counts every
+// byte it receives until the proxy closes: the audit's BytesUp must be
+// that count (the rewritten head and the body, whether the body came with
+// the head or after it), and BytesDown what the client received.
+func TestForwardedRequestCountsBytesUp(t *testing.T) {
+	origin, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer origin.Close()
+	received := make(chan int64, 1)
+	go func() {
+		for {
+			c, err := origin.Accept()
+			if err != nil {
+				return
+			}
+			cc := &countingConn{Conn: c}
+			br := bufio.NewReader(cc)
+			if req, err := http.ReadRequest(br); err == nil {
+				io.Copy(io.Discard, req.Body)
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+			c.(*net.TCPConn).CloseWrite()
+			io.Copy(io.Discard, br) // until the proxy ends its side
+			c.Close()
+			received <- cc.n
+		}
+	}()
+	target := origin.Addr().String()
+	var ev events
+	_, proxy := startProxy(t, []string{target}, nil, ev.add)
+
+	for i, tc := range []struct {
+		name       string
+		head, body string // body is sent in a second write
+	}{
+		{name: "GET", head: "GET http://" + target + "/x?y=1 HTTP/1.1\r\nHost: " + target + "\r\nUser-Agent: t\r\nProxy-Connection: keep-alive\r\n\r\n"},
+		{name: "POST with the body after the head", head: "POST http://" + target + "/p HTTP/1.1\r\nContent-Length: 11\r\n\r\n", body: "hello world"},
+		{name: "POST with the body in the head's write", head: "POST http://" + target + "/p HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"},
+	} {
+		c, err := net.Dial("tcp", proxy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, tc.head)
+		if tc.body != "" {
+			time.Sleep(20 * time.Millisecond) // past the proxy's head read
+			io.WriteString(c, tc.body)
+		}
+		resp, err := io.ReadAll(c)
+		c.Close()
+		if err != nil || !strings.HasPrefix(string(resp), "HTTP/1.1 200 OK") {
+			t.Fatalf("%s: client read %q, %v", tc.name, resp, err)
+		}
+		var up int64
+		select {
+		case up = <-received:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the origin never saw the proxy close", tc.name)
+		}
+		e := waitEvents(t, &ev, i+1)[i]
+		if !e.Allowed || e.Method != tc.head[:strings.IndexByte(tc.head, ' ')] {
+			t.Errorf("%s: event %+v", tc.name, e)
+		}
+		if up == 0 || e.BytesUp != up {
+			t.Errorf("%s: audit BytesUp = %d, the origin received %d bytes", tc.name, e.BytesUp, up)
+		}
+		if e.BytesDown != int64(len(resp)) {
+			t.Errorf("%s: audit BytesDown = %d, the client received %d bytes", tc.name, e.BytesDown, len(resp))
+		}
+	}
+}
+
+// TestMalformedRequestRecordsWhatWasReceived sends malformed requests from
+// a raw client connection and checks that the audit records the method and
+// destination the client sent, escaped and bounded, with a reason.
+func TestMalformedRequestRecordsWhatWasReceived(t *testing.T) {
+	var ev events
+	_, proxy := startProxy(t, []string{"example.com:443"}, fakeResolver{}, ev.add)
+	long := strings.Repeat("A", 5000)
+	for i, tc := range []struct {
+		send         string
+		method, host string
+		port         uint16
+		reason       string
+	}{
+		{send: "G\x1bET\x00 http://a\x1b[31mb/ HTTP/1.1\r\n\r\n",
+			method: `"G\x1bET\x00"`, host: `"http://a\x1b[31mb/"`, reason: "control character 0x1b"},
+		{send: "CONNECT example.com HTTP/1.1\r\n\r\n", method: "CONNECT", host: "example.com", reason: "CONNECT target"},
+		{send: "CONNECT Example.COM:443 HTTP/1.1\r\nX : y\r\n\r\n", method: "CONNECT", host: "example.com", port: 443, reason: "malformed header field"},
+		{send: "GET / HTTP/1.1\r\n\r\n", method: "GET", host: "/", reason: "not an absolute http:// URI"},
+		{send: "GET http://Example.com:8080/x HTTP/2.0\r\n\r\n", method: "GET", host: "example.com", port: 8080, reason: "unsupported protocol"},
+		{send: "GET http://a@example.com/ HTTP/1.1\r\n\r\n", method: "GET", host: "http://a@example.com/", reason: "userinfo"},
+		{send: long + " " + long + " HTTP/1.1\r\n\r\n",
+			method: strconv.Quote(long[:64] + "…"), host: strconv.Quote(long[:64] + "…"), reason: "not an absolute http:// URI"},
+		{send: "CONNECT example.com:443 HTTP/1.1\r\nX: " + strings.Repeat("a", MaxHeadBytes) + "\r\n\r\n",
+			method: "CONNECT", host: "example.com", port: 443, reason: "exceeds 16 KiB"},
+		{send: "CONNECT evil\u202e\x1b]0;title\x07:443", method: "CONNECT", host: `"evil\u202e\x1b]0;title\a:443"`, reason: "closed before the request head ended"},
+		{send: "\xff\xfe\"x\" \\y", method: `"\xff\xfe\"x\""`, host: `"\\y"`, reason: "closed before the request head ended"},
+		{send: "", reason: "closed before the request head ended"},
+	} {
+		c, err := net.Dial("tcp", proxy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		go func() {
+			io.WriteString(c, tc.send)
+			c.(*net.TCPConn).CloseWrite()
+		}()
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if !strings.HasPrefix(line, "HTTP/1.1 4") {
+			t.Errorf("%.40q: proxy answered %q", tc.send, line)
+		}
+		e := waitEvents(t, &ev, i+1)[i]
+		if e.Allowed || e.Method != tc.method || e.Host != tc.host || e.Port != tc.port || e.Addr != "" {
+			t.Errorf("%.40q: recorded method %s host %s port %d allowed %v addr %q, want %s %s %d",
+				tc.send, e.Method, e.Host, e.Port, e.Allowed, e.Addr, tc.method, tc.host, tc.port)
+		}
+		if !strings.HasPrefix(e.Reason, "bad request: ") || !strings.Contains(e.Reason, tc.reason) {
+			t.Errorf("%.40q: reason %q, want one about %q", tc.send, e.Reason, tc.reason)
+		}
+		for _, field := range []string{e.Method, e.Host, e.Reason} {
+			if len(field) > 300 {
+				t.Errorf("%.40q: recorded field of %d bytes", tc.send, len(field))
+			}
+			for _, r := range field {
+				if r < 0x20 || r == 0x7f || r == '\u202e' || r == utf8.RuneError {
+					t.Errorf("%.40q: recorded field %q holds %U raw", tc.send, field, r)
+				}
+			}
+		}
 	}
 }

@@ -241,6 +241,52 @@ func isToken(s string) bool {
 	return true
 }
 
+// received reads, for the audit, the method and destination of a request
+// the proxy refused as malformed, from the bytes the client sent. The
+// destination is the checked host and port when the target yields them as
+// parseRequestHead would read them (the fault was elsewhere in the head),
+// and otherwise the target itself, escaped, with port 0.
+func received(b []byte) (method, host string, port uint16) {
+	line := b
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	m, rest, _ := bytes.Cut(line, []byte(" "))
+	t, _, _ := bytes.Cut(rest, []byte(" "))
+	method, target := escaped(string(m)), string(t)
+	const scheme = "http://"
+	switch {
+	case string(m) == "CONNECT":
+		if h, p, err := splitAuthority(target); err == nil {
+			return method, h, p
+		}
+	case len(target) >= len(scheme) && strings.EqualFold(target[:len(scheme)], scheme):
+		authority := target[len(scheme):]
+		if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+			authority = authority[:i]
+		}
+		if h, p, err := splitAuthorityDefault(authority, 80); err == nil && !strings.Contains(authority, "@") {
+			return method, h, p
+		}
+	}
+	return method, escaped(target), 0
+}
+
+// escaped renders untrusted text for the audit: as it is when it is plain
+// printable ASCII (no space, quote or backslash), Go-quoted otherwise, and
+// cut by truncate first, so a record is bounded and never carries a control
+// character or a lookalike of another field.
+func escaped(s string) string {
+	s = truncate(s)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
 // truncate keeps error messages about hostile input short.
 func truncate(s string) string {
 	if len(s) > 64 {

@@ -1,8 +1,11 @@
 package egress
 
 import (
+	"bytes"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParseRequestHead(t *testing.T) {
@@ -85,6 +88,48 @@ func FuzzParseRequestHead(f *testing.F) {
 		for i := 0; i < len(out); i++ {
 			if c := out[i]; (c < 0x20 && c != '\r' && c != '\n' && c != '\t') || c == 0x7f {
 				t.Fatalf("rewritten head has control byte %#02x: %q", c, out)
+			}
+		}
+	})
+}
+
+// FuzzReceived checks what the audit records of a request the proxy could
+// not parse: bounded, valid UTF-8 with no control or format characters, the
+// method exactly the bytes sent (cut to 64) once unquoted, and a host with
+// a port only when it is one the parser itself would have read.
+func FuzzReceived(f *testing.F) {
+	f.Add([]byte("G\x1bET\x00 http://a\x1b[31mb/ HTTP/1.1\r\n\r\n"))
+	f.Add([]byte("CONNECT Example.COM:443 HTTP/1.1\r\nX : y\r\n\r\n"))
+	f.Add([]byte("GET http://[::1]:8080/x HTTP/2.0\r\n\r\n"))
+	f.Add([]byte("\xff\xfe\"x\" \\y\u202e"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		method, host, port := received(b)
+		for _, field := range []string{method, host} {
+			if len(field) > 4*64+len("…")+2 || !utf8.ValidString(field) {
+				t.Fatalf("recorded field %q is unbounded or not UTF-8", field)
+			}
+			for _, r := range field {
+				if !strconv.IsPrint(r) {
+					t.Fatalf("recorded field %q holds %U raw", field, r)
+				}
+			}
+		}
+		line, _, _ := bytes.Cut(b, []byte("\n"))
+		sent, _, _ := bytes.Cut(bytes.TrimSuffix(line, []byte("\r")), []byte(" "))
+		got := method
+		if u, err := strconv.Unquote(method); err == nil && strings.HasPrefix(method, `"`) {
+			got = u
+		}
+		if got != truncate(string(sent)) {
+			t.Fatalf("method %q does not read back as the %q sent", method, sent)
+		}
+		if port != 0 {
+			authority := host
+			if strings.Contains(authority, ":") {
+				authority = "[" + authority + "]"
+			}
+			if h, p, err := splitAuthority(authority + ":" + itoa(port)); err != nil || h != host || p != port {
+				t.Fatalf("host %q port %d is not one the parser reads back: %v", host, port, err)
 			}
 		}
 	})

@@ -67,7 +67,7 @@ func TestProgramRoots(t *testing.T) {
 }
 
 func TestSeccompFilterAssembles(t *testing.T) {
-	prog, err := seccompFilter()
+	prog, err := seccompFilter(false)
 	if err != nil {
 		t.Fatal(err)
 	}

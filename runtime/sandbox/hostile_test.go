@@ -207,6 +207,7 @@ func hostile() int {
 			return err
 		}},
 	}
+	attempts = append(attempts, viewAttempts()...)
 	for _, a := range attempts {
 		if err := a.try(); err != nil {
 			fmt.Printf("RESULT %s failed: %v\n", a.name, err)
@@ -352,6 +353,7 @@ func TestHostileServer(t *testing.T) {
 	must(t, os.WriteFile(secret, []byte("-----BEGIN OPENSSH PRIVATE KEY-----\n"), 0o600))
 	must(t, os.WriteFile(filepath.Join(readDir, "notes.txt"), []byte("notes"), 0o644))
 	must(t, os.Symlink(secret, filepath.Join(writeDir, "escape")))
+	viewEnv := viewFixture(t, outside)
 
 	// A web server on the host's loopback, and a second port that is not
 	// listed.
@@ -391,6 +393,7 @@ func TestHostileServer(t *testing.T) {
 		"HOME="+home, "HT_SECRET="+secret, "HT_READ="+readDir, "HT_WRITE="+writeDir,
 		"HT_OUTSIDE="+outside, "HT_TMP="+tmp, "HT_PORT="+port, "HT_QPORT="+qport,
 		"HT_HOSTPID="+strconv.Itoa(os.Getpid()), "HT_HOSTIP="+hostIP(), "HT_AGENT="+agent, "HT_EGRESS="+sock)
+	cmd.Env = append(cmd.Env, viewEnv...)
 	exe, _ := os.Executable()
 	err = sandbox.Command(cmd, sandbox.Spec{
 		Read: []string{readDir}, Write: []string{writeDir}, Tmp: tmp,

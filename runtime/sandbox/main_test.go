@@ -31,6 +31,10 @@ func helper(mode string) int {
 		return 3
 	case "hostile":
 		return hostile()
+	case "view":
+		return viewServer()
+	case "lstat":
+		return lstatPaths()
 	case "nonet":
 		return nonet()
 	case "readfile":

@@ -87,6 +87,9 @@ func SpecFromPolicy(sb *policy.Sandbox, home, tmp string, protect []string) (Spe
 const (
 	envStage  = "MCPFORM_SANDBOX_STAGE"
 	envConfig = "MCPFORM_SANDBOX_CONFIG"
+	// envMemfdSealed tells stage 2 that stage 1 made the sandbox's memfds
+	// non-executable.
+	envMemfdSealed = "MCPFORM_SANDBOX_MEMFD_SEALED"
 )
 
 // stageConfig is what Command hands to the stages, as JSON in envConfig.
@@ -176,7 +179,7 @@ func build(cmd *exec.Cmd, spec Spec) (stageConfig, []string, error) {
 	if spec.Network {
 		env = setEnv(env, proxyEnv()...)
 	}
-	env = withoutEnv(env, envStage, envConfig)
+	env = withoutEnv(env, envStage, envConfig, envMemfdSealed)
 
 	var writable []string
 	for _, w := range append(append([]string(nil), spec.Write...), spec.Tmp) {

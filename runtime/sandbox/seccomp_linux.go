@@ -41,7 +41,7 @@ var deniedSyscalls = append([]uintptr{
 	unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_REBOOT, unix.SYS_SYSLOG, unix.SYS_ACCT,
 	unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME,
 	unix.SYS_QUOTACTL, unix.SYS_QUOTACTL_FD, unix.SYS_VHANGUP, unix.SYS_FANOTIFY_INIT,
-	unix.SYS_LOOKUP_DCOOKIE, unix.SYS_NFSSERVCTL,
+	unix.SYS_LOOKUP_DCOOKIE, unix.SYS_NFSSERVCTL, unix.SYS_MEMFD_SECRET,
 }, archDeniedSyscalls...)
 
 // cloneNamespaceFlags are the clone(2) flags that create namespaces. They
@@ -69,14 +69,19 @@ func offArg(i int) uint32 { return 16 + 8*uint32(i) }
 //     AF_UNIX included, fails with EPERM: Landlock below ABI 9 does not
 //     restrict connect(2) to a pathname socket, and the host's sockets
 //     (ssh-agent, docker, D-Bus) would otherwise be a way out.
-//     socketpair(2) stays allowed: it reaches nothing.
+//   - socketpair(2): only SOCK_STREAM and SOCK_SEQPACKET. A datagram end
+//     can be disconnected (connect AF_UNSPEC) and then send to any unix
+//     socket address; a stream end stays tied to its peer.
+//   - memfd_create(2), when the kernel cannot make the sandbox's memfds
+//     non-executable (vm.memfd_noexec, see stage 1): only with
+//     MFD_NOEXEC_SEAL, so no memfd can be executed. memfd_secret: EPERM.
 //   - clone(2) with a namespace flag: EPERM. clone3(2) passes its flags in
 //     memory a filter cannot read, so it fails with ENOSYS, which makes glibc
 //     and Go fall back to clone(2).
 //   - ioctl(2) TIOCSTI and TIOCLINUX (faking terminal input): EPERM.
 //   - deniedSyscalls: EPERM.
 //   - everything else is allowed.
-func seccompFilter() ([]unix.SockFilter, error) {
+func seccompFilter(memfdSealed bool) ([]unix.SockFilter, error) {
 	arch, ok := auditArch[runtime.GOARCH]
 	if !ok {
 		return nil, fmt.Errorf("no seccomp filter for %s", runtime.GOARCH)
@@ -89,6 +94,10 @@ func seccompFilter() ([]unix.SockFilter, error) {
 		a.jge(x32SyscallBit, "kill", "")
 	}
 	a.jeq(unix.SYS_SOCKET, "socket", "")
+	a.jeq(unix.SYS_SOCKETPAIR, "socketpair", "")
+	if !memfdSealed {
+		a.jeq(unix.SYS_MEMFD_CREATE, "memfd", "")
+	}
 	a.jeq(unix.SYS_CLONE, "clone", "")
 	a.jeq(unix.SYS_CLONE3, "enosys", "")
 	a.jeq(unix.SYS_IOCTL, "ioctl", "")
@@ -113,6 +122,16 @@ func seccompFilter() ([]unix.SockFilter, error) {
 	a.ld(offArg(2))
 	a.jeq(unix.NETLINK_ROUTE, "allow", "eperm")
 
+	a.label("socketpair")
+	a.ld(offArg(1))
+	a.and(0xf)
+	a.jeq(unix.SOCK_STREAM, "allow", "")
+	a.jeq(unix.SOCK_SEQPACKET, "allow", "eperm")
+
+	a.label("memfd")
+	a.ld(offArg(1))
+	a.jset(unix.MFD_NOEXEC_SEAL, "allow", "eperm")
+
 	a.label("clone")
 	a.ld(offArg(0))
 	a.jset(cloneNamespaceFlags, "eperm", "allow")
@@ -135,8 +154,10 @@ func seccompFilter() ([]unix.SockFilter, error) {
 
 // installSeccomp installs the filter on the calling thread (no TSYNC: the
 // thread is the one that executes the server). no_new_privs must be set.
-func installSeccomp() error {
-	prog, err := seccompFilter()
+// memfdSealed says whether the kernel already makes every memfd of the
+// sandbox non-executable.
+func installSeccomp(memfdSealed bool) error {
+	prog, err := seccompFilter(memfdSealed)
 	if err != nil {
 		return fmt.Errorf("assembling the seccomp filter: %w", err)
 	}

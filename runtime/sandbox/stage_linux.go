@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -34,14 +33,27 @@ func runStage1(cfg stageConfig) {
 	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH)
 
 	// Keep mounts made here out of the parent namespace (a mount namespace
-	// created with a user namespace is already a slave; this makes it plain),
-	// then replace /proc with one for this pid namespace: the host's
-	// processes, and mcpform's own environment, are not in it.
+	// created with a user namespace is already a slave; this makes it plain).
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		fail("stage 1", fmt.Errorf("making mounts private: %w", err))
 	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		fail("stage 1", fmt.Errorf("mounting a fresh /proc (a container that masks parts of /proc forbids this): %w", err))
+	// The egress socket is not in the server's view: the bridge reaches it
+	// through a descriptor opened now, which the server cannot use (it
+	// cannot open stage 1's /proc/1/fd: Landlock denies it ptrace access).
+	egressSock := ""
+	if cfg.Network {
+		fd, err := unix.Open(cfg.EgressSocket, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			fail("stage 1", fmt.Errorf("opening the egress socket: %w", err))
+		}
+		egressSock = "/proc/self/fd/" + strconv.Itoa(fd)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "/"
+	}
+	if err := enterView(cfg.Rules, wd); err != nil {
+		fail("stage 1", fmt.Errorf("building the server's filesystem view: %w", err))
 	}
 	if err := loopbackUp(); err != nil && !mutation.Off("netns") {
 		fail("stage 1", fmt.Errorf("bringing up loopback: %w", err))
@@ -51,10 +63,13 @@ func runStage1(cfg stageConfig) {
 		if err != nil {
 			fail("stage 1", fmt.Errorf("listening for the egress bridge: %w", err))
 		}
-		go bridge(l, cfg.EgressSocket)
+		go bridge(l, egressSock)
 	}
 
 	env := setEnv(os.Environ(), envStage+"=2")
+	if memfdNoexec() {
+		env = setEnv(env, envMemfdSealed+"=1")
+	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"mcpform-sandbox-server"}, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
@@ -94,6 +109,22 @@ func runStage1(cfg stageConfig) {
 			}
 		}
 	}
+}
+
+// memfdNoexec makes every memfd created in this pid namespace
+// non-executable (vm.memfd_noexec = 2, Linux 6.3: a memfd gets
+// MFD_NOEXEC_SEAL, and MFD_EXEC is refused), and reports whether it could.
+// The sysctl is writable only by the host's root; otherwise the seccomp
+// filter refuses memfd_create without MFD_NOEXEC_SEAL instead.
+func memfdNoexec() bool {
+	if mutation.Off("memfd") {
+		return true // and nothing set: the filter lets every memfd_create through
+	}
+	if err := os.WriteFile("/proc/sys/vm/memfd_noexec", []byte("2"), 0); err != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/sys/vm/memfd_noexec")
+	return err == nil && strings.TrimSpace(string(b)) == "2"
 }
 
 // loopbackUp sets IFF_UP on lo, the only interface of a new network
@@ -153,7 +184,8 @@ func bridge(l net.Listener, sock string) {
 // pattern for "enforce the ruleset and immediately call syscall.Exec".
 func runStage2(cfg stageConfig) {
 	runtime.LockOSThread()
-	env := withoutEnv(os.Environ(), envStage, envConfig)
+	memfdSealed := os.Getenv(envMemfdSealed) == "1"
+	env := withoutEnv(os.Environ(), envStage, envConfig, envMemfdSealed)
 
 	llcfg, rules, err := landlockRules(cfg)
 	if err != nil {
@@ -190,7 +222,7 @@ func runStage2(cfg stageConfig) {
 	}
 	if mutation.Off("seccomp") {
 		// No filter.
-	} else if err := installSeccomp(); err != nil {
+	} else if err := installSeccomp(memfdSealed); err != nil {
 		fail("stage 2", err)
 	}
 	err = syscall.Exec(cfg.Path, cfg.Args, env)
@@ -279,38 +311,21 @@ func landlockRules(cfg stageConfig) (landlock.Config, []landlock.Rule, error) {
 		p, _ := strconv.Atoi(port)
 		rules = append(rules, landlock.ConnectTCP(uint16(p)))
 	}
-	// A grant whose path resolves through a writable directory is skipped:
-	// it is either redundant (inside a write path anyway) or goes through a
-	// symlink the server could have planted on an earlier run.
-	var writable []string
-	for _, r := range cfg.Rules {
-		if r.Access == accessWrite {
-			if real, err := filepath.EvalSymlinks(r.Path); err == nil {
-				writable = append(writable, real)
-			}
-		}
-	}
-	for _, r := range cfg.Rules {
-		if throughWritable(r.Path, writable) {
-			continue
-		}
+	for _, r := range grantable(cfg.Rules) {
 		var rights landlock.AccessFSSet
-		optional := false
 		switch r.Access {
 		case accessRead:
 			rights = rightsRead
 		case accessExec:
-			rights, optional = rightsExec, true
+			rights = rightsExec
 		case accessWrite:
 			rights = rightsWrite
 		case accessDev:
-			rights, optional = rightsDev, true
+			rights = rightsDev
 		default:
 			return c, nil, fmt.Errorf("path %q: unknown access %q", r.Path, r.Access)
 		}
-		if r.Path == "/proc" || strings.HasPrefix(r.Path, "/etc/") {
-			optional = true
-		}
+		optional := optionalRule(r)
 		fi, err := os.Stat(r.Path)
 		if err != nil {
 			if optional && errors.Is(err, os.ErrNotExist) {

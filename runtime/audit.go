@@ -60,7 +60,7 @@ type AuditLog struct {
 	writing bool
 	idle    *sync.Cond // signalled when writing ends
 	closed  bool
-	timer   *time.Timer // flushes WriteSoon's records
+	timer   *time.Timer // appends queued records nothing committed
 	// failed is the first failed append: records may have been lost with
 	// it, so every later write and commit fails too (whoever appended).
 	failed error
@@ -202,7 +202,7 @@ func (a *AuditLog) writeLocked(rec *Record) error {
 		mine.recs = append(mine.recs, rec)
 	}
 	// An armed flush timer stays armed (it finds nothing to write, or
-	// what WriteSoon added since): stopping and re-arming a timer on every
+	// what Queue added since): stopping and re-arming a timer on every
 	// call woke the network poller twice per request.
 	if a.writing {
 		a.mu.Unlock()
@@ -230,16 +230,10 @@ func (a *AuditLog) writeLocked(rec *Record) error {
 // Queue queues rec, which must be in the log before its effect: Commit (or
 // any Write) appends it. The proxy commits before any line leaves it (the
 // before hook of its writers), so a burst of requests costs one append, not
-// one each, and each still precedes its effect.
-func (a *AuditLog) Queue(rec *Record) error { return a.enqueue(rec, true) }
-
-// WriteSoon queues rec, which may wait: it is appended with the next Write
-// or Commit that writes anything, or within laterDelay. For the outcomes of
-// requests, which follow their effect anyway: a call costs one append on
-// its path instead of two.
-func (a *AuditLog) WriteSoon(rec *Record) error { return a.enqueue(rec, false) }
-
-func (a *AuditLog) enqueue(rec *Record, required bool) error {
+// one each, and each still precedes its effect: a request what it sends to
+// the server, an outcome the answer the client gets. A record nothing
+// commits is appended within laterDelay.
+func (a *AuditLog) Queue(rec *Record) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.failed != nil {
@@ -252,7 +246,7 @@ func (a *AuditLog) enqueue(rec *Record, required bool) error {
 		a.batch = &auditBatch{done: make(chan struct{})}
 	}
 	a.batch.recs = append(a.batch.recs, rec)
-	a.batch.required = a.batch.required || required
+	a.batch.required = true
 	if a.timer == nil {
 		a.timer = time.AfterFunc(laterDelay, func() {
 			a.mu.Lock()
@@ -276,7 +270,7 @@ func (a *AuditLog) Commit() error {
 	return a.writeLocked(nil)
 }
 
-// laterDelay bounds how long WriteSoon keeps a record back.
+// laterDelay bounds how long a queued record waits for a commit.
 const laterDelay = 20 * time.Millisecond
 
 // FlushBacklog writes the queued records when at least n wait.

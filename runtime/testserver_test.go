@@ -43,6 +43,7 @@ import (
 //	progress         send progress for the request's token and for a bogus one
 //	sleep            wait "ms" milliseconds, then answer (others are answered meanwhile)
 //	send             write each line of "send" first, then answer
+//	wait-file        answer once the file "text" exists (others are answered meanwhile)
 //
 // Every received line is appended to the log file (the second argument).
 
@@ -273,6 +274,17 @@ func (s *fakeServer) handle(m *fakeMsg) bool {
 				s.write([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(p.Meta.Token) + `,"progress":1,"total":2}}`))
 			}
 			s.write([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"bogus","progress":1}}`))
+		case "wait-file":
+			go func() {
+				for {
+					if _, err := os.Stat(r.Text); err == nil {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				s.answer(m, id)
+			}()
+			return false
 		case "sleep":
 			go func() {
 				time.Sleep(time.Duration(r.Ms) * time.Millisecond)

@@ -64,7 +64,8 @@ func (p *proxy) quarantine(next Handler) Handler {
 }
 
 // auditRequests is the outermost middleware: the request is in the audit
-// log before anything else happens to it, and its outcome after.
+// log before anything else happens to it, and its outcome before the
+// answer reaches the client.
 func (p *proxy) auditRequests(next Handler) Handler {
 	return func(ctx context.Context, req *Request, reply Reply) {
 		rec := Record{Event: "request", Method: req.Method, ID: req.ID.String()}
@@ -81,8 +82,14 @@ func (p *proxy) auditRequests(next Handler) Handler {
 			return
 		}
 		next(ctx, req, func(resp *Response, err error) {
+			// Queued like the request: the client's stream commits the
+			// log before the answer leaves, so a result the client got
+			// has its outcome in the log, and one whose outcome cannot be
+			// written stops the run instead of reaching the client.
 			if out := p.outcome(req, rec.ID, rec.Item, resp, err); out != nil {
-				_ = p.audit.WriteSoon(out) // written with a later append
+				if err := p.audit.Queue(out); err != nil {
+					p.logf("%v", err)
+				}
 			}
 			reply(resp, err)
 		})

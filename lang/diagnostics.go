@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	hcljson "github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/mcpform/mcpform/internal/escape"
@@ -65,9 +63,9 @@ func parsedFiles(files map[string][]byte) map[string]*hcl.File {
 	for name, src := range files {
 		var f *hcl.File
 		if strings.HasSuffix(name, ".json") {
-			f, _ = hcljson.Parse(src, name)
+			f, _ = parseJSON(src, name)
 		} else {
-			f, _ = hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+			f, _ = parseConfig(src, name)
 		}
 		if f == nil {
 			f = &hcl.File{}

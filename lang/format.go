@@ -15,7 +15,7 @@ import (
 // is returned unchanged, with the parse errors: fmt never rewrites what it
 // cannot read.
 func Format(src []byte, filename string) ([]byte, hcl.Diagnostics) {
-	if _, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos); diags.HasErrors() {
+	if _, diags := parseConfig(src, filename); diags.HasErrors() {
 		return src, diags
 	}
 	// Normalise line endings first: hclwrite keeps CRs as part of tokens.

@@ -37,7 +37,7 @@ type fileSystem interface {
 
 type osFS struct{}
 
-func (osFS) ReadFile(name string) ([]byte, error)       { return os.ReadFile(name) }
+func (osFS) ReadFile(name string) ([]byte, error)       { return readLimited(name) }
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 
 // Load reads the configuration in dir (mcp.hcl and *.mcp.hcl), with its
@@ -180,7 +180,7 @@ func (l *loader) parseModule(dir string, modPath []string) (*module, hcl.Diagnos
 			continue
 		}
 		l.files[filename] = src
-		file, pdiags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+		file, pdiags := parseConfig(src, filename)
 		diags = append(diags, pdiags...)
 		if file == nil || pdiags.HasErrors() {
 			continue

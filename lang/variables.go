@@ -9,8 +9,6 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -267,7 +265,7 @@ func (l *loader) parseVarString(v *variable, s string, from valueSource, diags h
 	if v.typ.Equals(cty.String) || v.typ.Equals(cty.DynamicPseudoType) {
 		return cty.StringVal(s), diags
 	}
-	expr, d := hclsyntax.ParseExpression([]byte(s), "<value for var."+v.name+">", hcl.InitialPos)
+	expr, d := parseExpression([]byte(s), "<value for var."+v.name+">")
 	if !d.HasErrors() {
 		var val cty.Value
 		val, d = expr.Value(nil)
@@ -386,9 +384,9 @@ func (l *loader) readVarFile(name string) (hcl.Attributes, hcl.Diagnostics) {
 	var file *hcl.File
 	var diags hcl.Diagnostics
 	if strings.EqualFold(filepath.Ext(name), ".json") {
-		file, diags = json.Parse(src, name)
+		file, diags = parseJSON(src, name)
 	} else {
-		file, diags = hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+		file, diags = parseConfig(src, name)
 	}
 	if diags.HasErrors() {
 		return nil, diags

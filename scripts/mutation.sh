@@ -45,11 +45,43 @@ run() { # name pkgs tests
   MCPFORM_MUTATION="$1" go test -tags mcpform_mutation -count=1 -run "$3" $2 >"$log" 2>&1
 }
 
+# failures names what failed in $log: each failing test under its package
+# (a parent whose subtests failed through those subtests), and a package
+# that failed with no "--- FAIL" line (a panic, a timeout, os.Exit, a build
+# error) by its first panic, fatal or compiler line. A test may print NUL
+# bytes (a hostile server's output does; grep then took the log for binary
+# and named nothing), so NULs are dropped first; other control bytes in a
+# quoted line print as "?".
+failures() {
+  tr -d '\000' <"$log" | awk -v max=6 '
+    function short(p) { sub(/^github\.com\/mcpform\/mcpform\/?/, "", p); return p == "" ? "." : p }
+    /^[ \t]*--- FAIL: / { tests[++n] = $3; next }
+    /^(panic: |fatal error: |\*\*\* Test killed|test timed out|[^ \t]+\.go:[0-9]+:[0-9]+: )/ && why == "" {
+      why = substr($0, 1, 100); gsub(/[^[:print:]]/, "?", why); next
+    }
+    /^FAIL[ \t]+[^ \t]/ {
+      group = short($2) ":"
+      if (n == 0) group = group " no --- FAIL line" (why == "" ? "" : " (" why ")")
+      for (i = 1; i <= n; i++) {
+        leaf = 1
+        for (j = 1; j <= n; j++) if (index(tests[j], tests[i] "/") == 1) leaf = 0
+        if (leaf && ++shown <= max) group = group " " tests[i]
+      }
+      out = out (out == "" ? "" : "; ") group
+      n = 0; why = ""; next
+    }
+    /^ok[ \t]/ { n = 0; why = "" }
+    END {
+      if (shown > max) out = out sprintf(" and %d more", shown - max)
+      print out
+    }'
+}
+
 echo "== baseline: the same tests with the hooks compiled in and nothing switched off"
 allpkgs=$(for m in "${selected[@]}"; do IFS='|' read -r _ pkgs _ <<<"$m"; echo $pkgs; done | tr ' ' '\n' | sort -u | paste -sd' ' -)
 alltests=$(for m in "${selected[@]}"; do IFS='|' read -r _ _ tests <<<"$m"; t=${tests#^(}; echo "${t%)\$}"; done | tr '|' '\n' | sort -u | paste -sd'|' -)
 if ! run "" "$allpkgs" "^($alltests)\$"; then
-  echo "the tests fail with nothing switched off:"; cat "$log"; exit 1
+  echo "the tests fail with nothing switched off: $(failures)"; tr -d '\000' <"$log"; exit 1
 fi
 
 killed=0
@@ -61,8 +93,8 @@ for m in "${selected[@]}"; do
     echo "SURVIVED $name: $pkgs -run '$tests' passed with it switched off"
     survived+=("$name")
   else
-    failing=$(grep -E -- '^\s*--- FAIL' "$log" | sed -E 's/^\s*--- FAIL: ([^ ]+).*/\1/' | head -4 | paste -sd' ' -)
-    echo "killed   $name ($(( $(date +%s) - start ))s) by ${failing:-a failing package}"
+    failing=$(failures)
+    echo "killed   $name ($(( $(date +%s) - start ))s) by ${failing:-go test failing before any package ran: $(tr -d '\000' <"$log" | head -1 | cut -c1-100 | tr -c '[:print:]\n' '?')}"
     killed=$((killed + 1))
   fi
 done

@@ -26,6 +26,8 @@ type Taint struct {
 type Sandbox struct {
 	Filesystem Filesystem `json:"filesystem"`
 	Network    Network    `json:"network"`
+	// Limits are the resource limits; nil means DefaultLimits.
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Filesystem lists the paths a sandboxed server may read, and read and write,
@@ -285,6 +287,7 @@ func (p *Policy) Normalized() *Policy {
 		out.Sandbox = &Sandbox{
 			Filesystem: Filesystem{Read: nn(p.Sandbox.Filesystem.Read), Write: nn(p.Sandbox.Filesystem.Write)},
 			Network:    Network{Allow: nn(p.Sandbox.Network.Allow)},
+			Limits:     p.Sandbox.Limits,
 		}
 	}
 	return out

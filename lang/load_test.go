@@ -171,6 +171,74 @@ server "empty_sandbox" {
 	}
 }
 
+// TestSandboxLimits: a limits block takes sizes as strings or bytes and
+// counts as numbers, from literals, variables and locals; an empty block,
+// like none, leaves every limit at its default (nil).
+func TestSandboxLimits(t *testing.T) {
+	dir := writeTree(t, t.TempDir(), map[string]string{
+		"mcp.hcl": `
+variable "memory" {
+  type    = string
+  default = "1GiB"
+}
+variable "procs" {
+  type    = number
+  default = 128
+}
+locals {
+  mib = 1024 * 1024
+}
+
+server "all" {
+  command = ["srv"]
+  sandbox {
+    limits {
+      memory    = var.memory
+      processes = var.procs * 2
+      files     = "4096"
+      file_size = 512 * local.mib
+    }
+  }
+}
+
+server "some" {
+  command = ["srv"]
+  sandbox {
+    filesystem {
+      read = ["/srv"]
+    }
+    limits {
+      file_size = "2 GB"
+    }
+  }
+}
+
+server "empty" {
+  command = ["srv"]
+  sandbox {
+    limits {}
+  }
+}
+`,
+	})
+	cfg := mustLoad(t, dir, Options{Version: "0.1.0"})
+	got := map[string]*policy.Limits{}
+	for _, s := range cfg.Servers {
+		got[s.Name] = s.Policy.Sandbox.Limits
+	}
+	want := map[string]*policy.Limits{
+		"all":   {Memory: 1 << 30, Processes: 256, Files: 4096, FileSize: 512 << 20},
+		"some":  {FileSize: 2e9},
+		"empty": nil,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("limits (-want +got):\n%s", diff)
+	}
+	if fs := cfg.Servers[2].Policy.Sandbox.Filesystem; cfg.Servers[2].Name != "some" || len(fs.Read) != 1 {
+		t.Errorf("server %s filesystem = %+v, want the read path beside the limits", cfg.Servers[2].Name, fs)
+	}
+}
+
 func TestVariableSources(t *testing.T) {
 	dir := writeTree(t, t.TempDir(), map[string]string{
 		"mcp.hcl": `

@@ -3,7 +3,10 @@ package lang
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/big"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,9 +37,10 @@ var serverSchema = &hcl.BodySchema{
 	},
 }
 
-var sandboxSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "filesystem"}, {Type: "network"}}}
+var sandboxSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "filesystem"}, {Type: "network"}, {Type: "limits"}}}
 var filesystemSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "read"}, {Name: "write"}}}
 var networkSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "allow", Required: true}}}
+var limitsSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "memory"}, {Name: "processes"}, {Name: "files"}, {Name: "file_size"}}}
 var taintSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sources"}, {Name: "sinks"}}}
 var toolSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "version", Required: true}}}
 
@@ -513,9 +517,134 @@ func (s *scope) decodeSandbox(b *hcl.Block, diags *hcl.Diagnostics) *policy.Sand
 				dup[c] = true
 				sb.Network.Allow = append(sb.Network.Allow, c)
 			}
+		case "limits":
+			sb.Limits = s.decodeLimits(blk, diags)
 		}
 	}
 	return sb
+}
+
+// Upper bounds of a limit, the same on every platform (a lock written on
+// one machine is read on another): counts fit an int32, sizes are at most
+// what policy.ParseSize accepts.
+const (
+	maxLimitCount = math.MaxInt32
+	maxLimitSize  = 1 << 62
+)
+
+// decodeLimits evaluates a limits block. An empty block, like none, is nil:
+// every limit at its default.
+func (s *scope) decodeLimits(b *hcl.Block, diags *hcl.Diagnostics) *policy.Limits {
+	content, d := b.Body.Content(limitsSchema)
+	*diags = append(*diags, d...)
+	var l policy.Limits
+	for _, attr := range []struct {
+		name string
+		size bool
+		def  int64
+		set  func(*policy.Limits, int64)
+	}{
+		{"memory", true, policy.DefaultLimits.Memory, func(l *policy.Limits, n int64) { l.Memory = n }},
+		{"processes", false, int64(policy.DefaultLimits.Processes), func(l *policy.Limits, n int64) { l.Processes = int(n) }},
+		{"files", false, int64(policy.DefaultLimits.Files), func(l *policy.Limits, n int64) { l.Files = int(n) }},
+		{"file_size", true, policy.DefaultLimits.FileSize, func(l *policy.Limits, n int64) { l.FileSize = n }},
+	} {
+		a, ok := content.Attributes[attr.name]
+		if !ok {
+			continue
+		}
+		n, ok := s.limit(a, attr.size, diags)
+		if !ok {
+			continue
+		}
+		show, max, showMax := strconv.FormatInt(attr.def, 10), int64(maxLimitCount), strconv.FormatInt(maxLimitCount, 10)
+		if attr.size {
+			show, max, showMax = policy.FormatSize(attr.def), maxLimitSize, policy.FormatSize(maxLimitSize)
+		}
+		var one policy.Limits
+		attr.set(&one, min(n, max))
+		problem := ""
+		switch {
+		case n == 0:
+			problem = fmt.Sprintf("%s = 0 is no limit mcpform can set. Leave %s out for the default (%s).", attr.name, attr.name, show)
+		case n > max:
+			problem = fmt.Sprintf("%s is too large: it is at most %s.", attr.name, showMax)
+		default:
+			// Check knows the minimums; it sees this one limit alone so that
+			// the diagnostic points at this attribute.
+			if err := one.Check(); err != nil {
+				problem = fmt.Sprintf("%s. Raise it, or leave %s out for the default (%s).", err, attr.name, show)
+			}
+		}
+		if problem != "" {
+			*diags = append(*diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid sandbox limit",
+				Detail:   problem,
+				Subject:  a.Expr.Range().Ptr(),
+			})
+			continue
+		}
+		attr.set(&l, n)
+	}
+	if l == (policy.Limits{}) {
+		return nil
+	}
+	return &l
+}
+
+// limit evaluates one limit: a whole number, or for a size also a string
+// such as "512MiB" (policy.ParseSize). The value may be negative or out of
+// range; the caller checks the bounds.
+func (s *scope) limit(a *hcl.Attribute, size bool, diags *hcl.Diagnostics) (int64, bool) {
+	v, ok := s.value(a, diags)
+	if !ok {
+		return 0, false
+	}
+	want := "a whole number"
+	if size {
+		want = `a size such as "1GiB", or a whole number of bytes`
+	}
+	if v.IsNull() {
+		*diags = append(*diags, typeError(a, want, v))
+		return 0, false
+	}
+	if size && v.Type().Equals(cty.String) {
+		n, err := policy.ParseSize(v.AsString())
+		if err != nil {
+			*diags = append(*diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid sandbox limit",
+				Detail:   fmt.Sprintf("%s: %s.", a.Name, err),
+				Subject:  a.Expr.Range().Ptr(),
+			})
+			return 0, false
+		}
+		return n, true
+	}
+	num, err := convert.Convert(v, cty.Number)
+	if err != nil {
+		*diags = append(*diags, typeError(a, want, v))
+		return 0, false
+	}
+	bf := num.AsBigFloat()
+	if !bf.IsInt() {
+		*diags = append(*diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid sandbox limit",
+			Detail:   fmt.Sprintf("%s must be a whole number, not %s.", a.Name, bf.Text('g', -1)),
+			Subject:  a.Expr.Range().Ptr(),
+		})
+		return 0, false
+	}
+	n, acc := bf.Int64()
+	if acc != big.Exact {
+		n = math.MaxInt64 // too large either way; the caller says so
+		if bf.Sign() < 0 {
+			n = -1
+		}
+	}
+	return n, true
 }
 
 func (s *scope) decodeTaint(b *hcl.Block, diags *hcl.Diagnostics) *policy.Taint {

@@ -22,7 +22,8 @@ type Confinement struct {
 	Sandbox *policy.Sandbox
 	Home    string
 	// Protect lists mcp.lock, its directory, the audit log, the taint state
-	// and the mcpform binary; the home directory is always protected.
+	// and the mcpform binary (sandbox.State.Protected); the home directory
+	// is always protected.
 	Protect []string
 	// Egress receives every connection the server's egress proxy allowed
 	// or refused. Required when the policy allows any network.
@@ -82,6 +83,14 @@ func SandboxHook(c Confinement) func(*exec.Cmd) (func(), error) {
 			}
 			go proxy.Serve(l)
 			undo = append(undo, func() { proxy.Close() })
+		}
+		cg, err := sandbox.NewCgroup(spec.Limits)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %w", c.Name, err)
+		}
+		if cg != nil {
+			spec.Cgroup = cg
+			undo = append(undo, func() { cg.Remove() })
 		}
 		if err := sandbox.Command(cmd, spec); err != nil {
 			return nil, fmt.Errorf("server %q: %w", c.Name, err)

@@ -33,6 +33,10 @@ func helper(mode string) int {
 		return hostile()
 	case "view":
 		return viewServer()
+	case "limits":
+		return limitsServer()
+	case "alloc":
+		return alloc()
 	case "lstat":
 		return lstatPaths()
 	case "nonet":

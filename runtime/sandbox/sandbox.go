@@ -37,6 +37,31 @@ type Spec struct {
 	// directory, the audit log, the taint state, the mcpform binary, $HOME.
 	// They need not exist.
 	Protect []string
+	// Limits bound the server's resources; a zero field is its
+	// policy.DefaultLimits value.
+	Limits policy.Limits
+	// Cgroup, when set (NewCgroup), is the control group the server runs
+	// in, which enforces the processes and memory limits for its whole
+	// tree. Without one the rlimits are all there is.
+	Cgroup *Cgroup
+}
+
+// Cgroup is a control group made for one sandboxed server. Stage 1 moves
+// stage 2 (the server) into it before the server starts; Remove deletes it
+// once the server has exited.
+type Cgroup struct {
+	Version int      // 1 or 2
+	Dirs    []string // the group in each hierarchy (one for v2)
+	// Controllers are the limits it enforces: "pids", "memory".
+	Controllers []string
+}
+
+// String describes the group for -explain-sandbox.
+func (c *Cgroup) String() string {
+	if c == nil {
+		return "no cgroup"
+	}
+	return fmt.Sprintf("cgroup v%d (%s)", c.Version, strings.Join(c.Controllers, ", "))
 }
 
 // SpecFromPolicy turns a lock entry's policy.sandbox into a Spec: each
@@ -52,7 +77,10 @@ func SpecFromPolicy(sb *policy.Sandbox, home, tmp string, protect []string) (Spe
 	if !filepath.IsAbs(home) || !filepath.IsAbs(tmp) {
 		return Spec{}, fmt.Errorf("home %q and tmp %q must be absolute", home, tmp)
 	}
-	spec := Spec{Tmp: tmp, Network: len(sb.Network.Allow) > 0, Protect: append([]string{home}, protect...)}
+	spec := Spec{Tmp: tmp, Network: len(sb.Network.Allow) > 0, Protect: append([]string{home}, protect...), Limits: sb.Limits.Effective()}
+	if err := sb.Limits.Check(); err != nil {
+		return Spec{}, err
+	}
 	expand := func(kind string, in []string) ([]string, error) {
 		var out []string
 		for _, p := range in {
@@ -101,6 +129,12 @@ type stageConfig struct {
 	Rules        []pathRule
 	Network      bool
 	EgressSocket string
+	// Limits are the effective limits; CgroupDirs the server's control
+	// group in each hierarchy, and MemoryCgroup whether one of them limits
+	// memory.
+	Limits       policy.Limits
+	CgroupDirs   []string
+	MemoryCgroup bool
 }
 
 // access is what a pathRule grants.
@@ -193,6 +227,13 @@ func build(cmd *exec.Cmd, spec Spec) (stageConfig, []string, error) {
 		Rules:        runtimeBase(path, args, env, spec.Protect, writable),
 		Network:      spec.Network,
 		EgressSocket: spec.EgressSocket,
+		Limits:       spec.Limits.Effective(),
+	}
+	if spec.Cgroup != nil {
+		cfg.CgroupDirs = spec.Cgroup.Dirs
+		for _, c := range spec.Cgroup.Controllers {
+			cfg.MemoryCgroup = cfg.MemoryCgroup || c == "memory"
+		}
 	}
 	for _, p := range spec.Read {
 		cfg.Rules = append(cfg.Rules, pathRule{p, accessRead})

@@ -85,6 +85,22 @@ func supported() error {
 	return nil
 }
 
+// Features describes the kernel features the sandbox found here, for
+// -explain-sandbox.
+func Features() string {
+	abi, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return "no Landlock"
+	}
+	memfd := "memfd_create refused without MFD_NOEXEC_SEAL (vm.memfd_noexec needs the host's root and Linux 6.3)"
+	if _, err := os.Stat("/proc/sys/vm/memfd_noexec"); err == nil && os.Geteuid() == 0 {
+		memfd = "vm.memfd_noexec=2 in the sandbox's pid namespace"
+	}
+	var uts unix.Utsname
+	unix.Uname(&uts)
+	return fmt.Sprintf("Linux %s, Landlock ABI %d, seccomp, mount_setattr; memfds: %s", unix.ByteSliceToString(uts.Release[:]), abi, memfd)
+}
+
 func readInt(path string) (int, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

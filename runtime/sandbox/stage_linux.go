@@ -48,6 +48,13 @@ func runStage1(cfg stageConfig) {
 		}
 		egressSock = "/proc/self/fd/" + strconv.Itoa(fd)
 	}
+	var cgroup *cgroupJoin
+	if len(cfg.CgroupDirs) > 0 {
+		var err error
+		if cgroup, err = openCgroupJoin(cfg.CgroupDirs); err != nil {
+			fail("stage 1", err)
+		}
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		wd = "/"
@@ -70,6 +77,13 @@ func runStage1(cfg stageConfig) {
 	if memfdNoexec() {
 		env = setEnv(env, envMemfdSealed+"=1")
 	}
+	// Stage 2 starts inside the server's cgroup; stage 1 leaves it at once,
+	// so only the server's own tree counts against its limits.
+	if cgroup != nil {
+		if err := cgroup.enter(); err != nil {
+			fail("stage 1", err)
+		}
+	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"mcpform-sandbox-server"}, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
@@ -78,6 +92,12 @@ func runStage1(cfg stageConfig) {
 	})
 	if err != nil {
 		fail("stage 1", fmt.Errorf("starting stage 2: %w", err))
+	}
+	if cgroup != nil {
+		if err := cgroup.leave(); err != nil {
+			unix.Kill(pid, unix.SIGKILL)
+			fail("stage 1", err)
+		}
 	}
 	// Only the server holds the ends of stdin and stdout now, so the client
 	// sees EOF exactly when the server closes them.
@@ -219,6 +239,9 @@ func runStage2(cfg stageConfig) {
 	var data [2]unix.CapUserData
 	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &data[0]); err != nil {
 		fail("stage 2", fmt.Errorf("clearing capabilities: %w", err))
+	}
+	if err := setRlimits(cfg.Limits, cfg.MemoryCgroup); err != nil {
+		fail("stage 2", err)
 	}
 	if mutation.Off("seccomp") {
 		// No filter.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/mcpform/mcpform/internal/escape"
@@ -12,6 +11,7 @@ import (
 	"github.com/mcpform/mcpform/policy"
 	"github.com/mcpform/mcpform/runtime"
 	"github.com/mcpform/mcpform/runtime/sandbox"
+	"github.com/mcpform/mcpform/runtime/taint"
 )
 
 // confiner builds the sandbox hooks of one command run: plan and verify
@@ -60,22 +60,11 @@ func (c *confiner) hook(name string, p *policy.Policy) (func(*exec.Cmd) (func(),
 	return runtime.SandboxHook(conf), nil
 }
 
-// protected lists what no sandbox write path may cover: mcp.lock and its
-// directory, the state directory (audit log, taint state) and the mcpform
-// binary. The home directory is protected by the sandbox itself.
+// protected lists what no sandbox write path may cover: mcpform's state
+// (sandbox.State). The home directory is protected by the sandbox itself.
 func (c *confiner) protected() ([]string, error) {
-	lockPath, err := filepath.Abs(c.lockPath)
-	if err != nil {
-		return nil, err
-	}
-	out := []string{lockPath, filepath.Dir(lockPath)}
-	if c.auditPath != "" {
-		out = append(out, c.auditPath, filepath.Dir(c.auditPath))
-	}
-	if exe, err := os.Executable(); err == nil {
-		out = append(out, exe)
-	}
-	return out, nil
+	taintDir, _ := taint.DefaultDir(c.io.getenv)
+	return sandbox.State{Lock: c.lockPath, Audit: c.auditPath, Taint: taintDir}.Protected()
 }
 
 // Close closes the audit log the confiner opened itself.
@@ -144,6 +133,9 @@ func explainSandbox(io *stdio, name string, e *lock.Entry, lockPath, auditPath, 
 	fmt.Fprintf(w, "server %q runs in a sandbox:\n", name)
 	fmt.Fprintf(w, "  command    %s\n", escape.String(strings.Join(quoteAll(e.Command), " ")))
 	fmt.Fprintf(w, "  namespaces user, mount, pid, network, ipc, uts, cgroup; no capabilities; no_new_privs; seccomp filter\n")
+	fmt.Fprintln(w, "  view       a private root holding only the grants below (nothing else exists for the server);")
+	fmt.Fprintln(w, "             all read-only but the read+write grants, nosuid; nothing it can write is executable")
+	fmt.Fprintln(w, "             (noexec mounts; memfds sealed non-executable); Landlock enforces the same grants again")
 	fmt.Fprintf(w, "  ${TMP}     a fresh private directory per start (here %s), also TMPDIR\n", tmp)
 	fmt.Fprintln(w, "  filesystem (the runtime base, then the policy):")
 	for _, g := range grants {
@@ -157,6 +149,13 @@ func explainSandbox(io *stdio, name string, e *lock.Entry, lockPath, auditPath, 
 			fmt.Fprintf(w, "    %s\n", escape.String(a))
 		}
 		fmt.Fprintln(w, "    (a name that resolves to a loopback, private or link-local address is refused unless that IP is listed)")
+	}
+	fmt.Fprintln(w, "  limits     (policy.sandbox.limits, defaults where unset), and how this machine enforces them:")
+	for _, l := range sandbox.LimitsInForce(spec.Limits) {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+	if f := sandbox.Features(); f != "" {
+		fmt.Fprintf(w, "  kernel     %s\n", f)
 	}
 	if err := sandbox.Supported(); err != nil {
 		fmt.Fprintf(w, "\nThis machine cannot enforce it, so the server would not start: %s\n", escape.Visible(err.Error()))

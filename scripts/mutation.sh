@@ -3,11 +3,16 @@
 # -tags mcpform_mutation, switch that one protection off with
 # MCPFORM_MUTATION=<name> (internal/mutation), and run the tests that stand
 # for it. A protection whose tests still pass without it is a mutation that
-# survived: a missing test. Exits non-zero if any survives, or if the tests
-# fail even with nothing switched off.
+# survived: a missing test. Exits non-zero if any survives, if the tests
+# fail even with nothing switched off, or if a mutation's tests do not build
+# (a build failure kills nothing).
 #
 #   bash scripts/mutation.sh            # every mutation
 #   bash scripts/mutation.sh taint      # only the named ones
+#
+# The whole script is one braced block, so bash reads all of it before it
+# runs any: an edit to this file during a run cannot change the run.
+{
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +27,9 @@ mutations=(
   "landlock|./runtime/sandbox ./internal/e2e|^(TestHostileServer|TestHostileModes)\$"
   "seccomp|./runtime/sandbox|^(TestHostileServer)\$"
   "netns|./runtime/sandbox|^(TestHostileServer|TestNoNetwork)\$"
+  "mountns|./runtime/sandbox|^(TestHostileServer|TestViewHidesOutside)\$"
+  "memfd|./runtime/sandbox|^(TestHostileServer)\$"
+  "limits|./runtime/sandbox|^(TestLimits)\$"
   "egress|./runtime/egress ./runtime/sandbox ./internal/e2e|^(TestPolicy|TestHostileServer|TestHostileModes)\$"
   "auditchain|./runtime ./internal/proxymodel|^(TestAuditConcurrentAppends|TestProxyMatchesModel)\$"
   "envwithheld|./mcp ./internal/e2e|^(TestStartPassesOnlyNamedEnv|TestHostileModes)\$"
@@ -86,12 +94,16 @@ fi
 
 killed=0
 survived=()
+unbuilt=()
 for m in "${selected[@]}"; do
   IFS='|' read -r name pkgs tests <<<"$m"
   start=$(date +%s)
   if run "$name" "$pkgs" "$tests"; then
     echo "SURVIVED $name: $pkgs -run '$tests' passed with it switched off"
     survived+=("$name")
+  elif tr -d '\000' <"$log" | grep -qE '^FAIL[[:space:]].*\[(build|setup) failed\]'; then
+    echo "ERROR    $name: the tests did not build, so nothing was killed: $(failures)"
+    unbuilt+=("$name")
   else
     failing=$(failures)
     echo "killed   $name ($(( $(date +%s) - start ))s) by ${failing:-go test failing before any package ran: $(tr -d '\000' <"$log" | head -1 | cut -c1-100 | tr -c '[:print:]\n' '?')}"
@@ -99,4 +111,6 @@ for m in "${selected[@]}"; do
   fi
 done
 echo "killed $killed of ${#selected[@]}"
-[ ${#survived[@]} -eq 0 ]
+[ ${#survived[@]} -eq 0 ] && [ ${#unbuilt[@]} -eq 0 ]
+exit
+}

@@ -19,7 +19,8 @@
 //	err = sandbox.Command(cmd, sandbox.Spec{
 //		Read: read, Write: write, Tmp: tmp, // expanded, existing
 //		Network: len(policy.Network.Allow) > 0, EgressSocket: l.Addr().String(),
-//		Protect: []string{lockPath, lockDir, auditLog, taintDir, mcpformBinary, home},
+//		Protect: protect, // sandbox.State{Lock: …, Audit: …, Taint: …}.Protected()
+//		Limits: sb.Limits.Effective(), Cgroup: cg, // cg, err := sandbox.NewCgroup(limits); defer cg.Remove()
 //	})
 //	if err != nil { /* do not start the server: fail closed */ }
 //	err = cmd.Start() // cmd.Process is stage 1; killing it kills the whole sandbox
@@ -35,17 +36,21 @@
 // Stage 1 is cloned into new user, mount, pid, network, IPC, UTS and cgroup
 // namespaces, as root of the user namespace (mapping only the caller's own
 // uid and gid), with SIGKILL as its parent-death signal. It is PID 1 of the
-// new pid namespace: it mounts a fresh /proc (so the host's processes and
-// mcpform's environment are invisible), brings up lo, and with Network
-// listens on ProxyAddr and bridges each connection to Spec.EgressSocket (a
-// filesystem socket is reachable across network namespaces). It starts stage
-// 2 in a new session, reaps orphans, forwards signals, and exits with the
-// server's status; its exit makes the kernel kill everything left in the
-// namespace, so no grandchild outlives the server.
+// new pid namespace: it builds the server's filesystem view (below), with a
+// fresh /proc (so the host's processes and mcpform's environment are
+// invisible), makes the namespace's memfds non-executable where the kernel
+// lets it, brings up lo, and with Network listens on ProxyAddr and bridges
+// each connection to Spec.EgressSocket (a filesystem socket is reachable
+// across network namespaces; stage 1 holds it by a descriptor opened before
+// the view hid it). It starts stage 2 in a new session inside the server's
+// cgroup, reaps orphans, forwards signals, and exits with the server's
+// status; its exit makes the kernel kill everything left in the namespace,
+// so no grandchild outlives the server.
 //
 // Stage 2 locks its OS thread (every restriction below is per thread, and
 // this thread calls execve), builds the Landlock ruleset, marks every
-// descriptor above stderr close-on-exec, sets no_new_privs, empties the
+// descriptor above stderr close-on-exec, sets the rlimits, sets
+// no_new_privs, empties the
 // bounding and ambient capability sets and locks SECBIT_NOROOT (the server
 // is uid 0 inside its user namespace and must not regain capabilities at
 // execve), enforces Landlock, clears its remaining capabilities, installs the
@@ -54,6 +59,34 @@
 // Two re-executions instead of one: a Go program cannot run code between
 // fork and exec, and stage 1 must stay outside the restrictions (it mounts
 // /proc and dials the egress socket) while the server must be inside them.
+//
+// # The filesystem view
+//
+// Landlock mediates opening, creating, renaming, linking and executing, not
+// metadata: alone, it leaves every host path stat-able, readlink-able and
+// watchable (inotify), and every file the uid owns open to chmod, chown,
+// utimensat and xattrs. So nothing outside the grants exists for the
+// server (view_linux.go): stage 1 opens each grant (O_PATH) in the host's
+// view, mounts a tmpfs as the new root, clones each grant's mount tree
+// (open_tree, with submounts) onto its own path, sets its attributes on the
+// whole tree (mount_setattr), mounts the fresh /proc, pivots into the new
+// root, detaches the host's, and makes the root read-only. Attributes:
+//
+//   - runtime base and program (read and execute): read-only, nosuid, nodev;
+//   - Spec.Read: read-only, nosuid, nodev, noexec;
+//   - Spec.Write and Spec.Tmp: writable, nosuid, nodev, noexec;
+//   - the device files: read-only mounts of the host's nodes (writing to
+//     /dev/null needs no writable mount; chmod of it would).
+//
+// A grant given through a symlink is mounted where it resolves, with the
+// symlink recreated at the given path. The working directory, when not
+// granted, is an empty directory of the tmpfs. Nothing the server writes
+// can be executed: noexec refuses execve and mmap(PROT_EXEC) of its files
+// (so "ld.so FILE" fails too), and memfds are sealed non-executable
+// (vm.memfd_noexec=2 in the pid namespace, which only the host's root may
+// set; otherwise seccomp refuses memfd_create without MFD_NOEXEC_SEAL).
+// Anonymous executable memory stays allowed: JIT compilers need it, and it
+// is not a file the server wrote.
 //
 // # Landlock
 //
@@ -117,9 +150,21 @@
 // process_vm_readv/writev, pidfd_getfd, kcmp, bpf, perf_event_open,
 // userfaultfd, keyctl, add_key, request_key, kexec, module loading,
 // open_by_handle_at, io_uring (its operations bypass these checks), clock
-// and swap and reboot calls, and the TIOCSTI and TIOCLINUX ioctls; clone3
-// fails with ENOSYS (its flags are out of a filter's reach; libc and Go fall
-// back to clone).
+// and swap and reboot calls, memfd_secret, and the TIOCSTI and TIOCLINUX
+// ioctls; socketpair only for SOCK_STREAM and SOCK_SEQPACKET (a datagram end,
+// disconnected, could send to any unix socket address); clone3 fails with
+// ENOSYS (its flags are out of a filter's reach; libc and Go fall back to
+// clone).
+//
+// # Resource limits
+//
+// Spec.Limits (policy.sandbox.limits, with policy.DefaultLimits where
+// unset) bound the server (limits_linux.go): with a cgroup (NewCgroup: v2
+// where mcpform's cgroup delegates pids and memory, v1 where those
+// hierarchies are writable) processes and memory for the whole tree; always
+// rlimits for open files, file size, core dumps (none), processes (which the
+// kernel does not apply to the host's root) and, without a memory cgroup,
+// memory per process. LimitsInForce says which holds on this machine.
 //
 // # Limits
 //

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -393,7 +395,7 @@ func parsePolicy(raw json.RawMessage) (*policy.Policy, error) {
 		}
 	}
 	if s, ok := m["sandbox"]; ok {
-		sm, err := object(s, []string{"filesystem", "network"}, "policy.sandbox")
+		sm, err := object(s, []string{"filesystem", "network", "limits"}, "policy.sandbox")
 		if err != nil {
 			return nil, err
 		}
@@ -408,8 +410,64 @@ func parsePolicy(raw json.RawMessage) (*policy.Policy, error) {
 				return nil, err
 			}
 		}
+		if l, ok := sm["limits"]; ok {
+			if p.Sandbox.Limits, err = parseLimits(l); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return p, nil
+}
+
+// Upper bounds of a limit, the same on every platform so that a lock reads
+// the same everywhere: counts fit an int32, sizes are at most what
+// policy.ParseSize gives. The lower bounds are policy.Limits.Check's.
+const (
+	maxLimitCount = math.MaxInt32
+	maxLimitSize  = 1 << 62
+)
+
+// parseLimits decodes policy.sandbox.limits: an object of exactly memory,
+// processes, files and fileSize, each a positive JSON integer (sizes in
+// bytes). 0 is refused: the writer leaves a limit at its default out.
+func parseLimits(raw json.RawMessage) (*policy.Limits, error) {
+	m, err := object(raw, []string{"memory", "processes", "files", "fileSize"}, "policy.sandbox.limits")
+	if err != nil {
+		return nil, err
+	}
+	l := &policy.Limits{}
+	for _, f := range []struct {
+		key string
+		max int64
+		set func(int64)
+	}{
+		{"memory", maxLimitSize, func(n int64) { l.Memory = n }},
+		{"processes", maxLimitCount, func(n int64) { l.Processes = int(n) }},
+		{"files", maxLimitCount, func(n int64) { l.Files = int(n) }},
+		{"fileSize", maxLimitSize, func(n int64) { l.FileSize = n }},
+	} {
+		v, ok := m[f.key]
+		if !ok {
+			continue
+		}
+		what := "policy.sandbox.limits." + f.key
+		digits := string(bytes.TrimSpace(v))
+		n, err := strconv.ParseInt(digits, 10, 64)
+		switch {
+		case err != nil && errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(digits, "-"):
+			return nil, fmt.Errorf("%s is too large (at most %d)", what, f.max)
+		case err != nil && !errors.Is(err, strconv.ErrRange):
+			return nil, fmt.Errorf("%s is not a whole number written in digits", what)
+		case err != nil || n < 0:
+			return nil, fmt.Errorf("%s is negative", what)
+		case n == 0:
+			return nil, fmt.Errorf("%s is 0; a limit at its default is left out", what)
+		case n > f.max:
+			return nil, fmt.Errorf("%s is too large (at most %d)", what, f.max)
+		}
+		f.set(n)
+	}
+	return l, nil
 }
 
 func parseSettings(raw json.RawMessage) (*Settings, error) {
@@ -440,7 +498,8 @@ func parseSettings(raw json.RawMessage) (*Settings, error) {
 }
 
 // checkPolicy checks the policy against the entry: taint names are locked
-// tools, sandbox paths and host:port entries are well formed.
+// tools, sandbox paths and host:port entries are well formed, limits are
+// not below the least a server starts under.
 func (e *Entry) checkPolicy() error {
 	if e.Policy == nil {
 		return nil
@@ -464,6 +523,9 @@ func (e *Entry) checkPolicy() error {
 			if _, err := policy.ParseHostPort(a); err != nil {
 				return fmt.Errorf("policy.sandbox.network.allow: %w", err)
 			}
+		}
+		if err := sb.Limits.Check(); err != nil {
+			return fmt.Errorf("policy.sandbox.%w", err)
 		}
 	}
 	return nil

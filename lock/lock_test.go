@@ -277,6 +277,180 @@ func TestParseRefuses(t *testing.T) {
 	}
 }
 
+// limitsFile is sampleFile with resource limits on the time server's
+// sandbox.
+func limitsFile(t *testing.T) *File {
+	t.Helper()
+	f := sampleFile(t)
+	f.Servers["time"].Policy.Sandbox.Limits = &policy.Limits{Memory: 1 << 30, Processes: 256, Files: 4096, FileSize: 512 << 20}
+	return f
+}
+
+// TestLimitsRoundTrip: policy.sandbox.limits is written after network, in
+// bytes, and read back as written; the surface digests do not cover policy
+// (README, mcp.lock), so they do not change with it; a lock without limits
+// has no limits key, so it is the bytes it was before limits existed
+// (TestGolden pins those).
+func TestLimitsRoundTrip(t *testing.T) {
+	f := limitsFile(t)
+	data, err := Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `          "network": {
+            "allow": [
+              "api.github.com:443",
+              "[::1]:9000"
+            ]
+          },
+          "limits": {
+            "memory": 1073741824,
+            "processes": 256,
+            "files": 4096,
+            "fileSize": 536870912
+          }
+        }
+      },
+`
+	if !bytes.Contains(data, []byte(want)) {
+		t.Errorf("the lock has no limits object as\n%s\nin\n%s", want, data)
+	}
+	got, err := Parse(data)
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, data)
+	}
+	if diff := cmp.Diff(f.Servers["time"].Policy.Sandbox.Limits, got.Servers["time"].Policy.Sandbox.Limits); diff != "" {
+		t.Errorf("limits after Parse (-want +got):\n%s", diff)
+	}
+	again, err := Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(data), string(again)); diff != "" {
+		t.Errorf("Marshal(Parse(data)) differs (-first +second):\n%s", diff)
+	}
+
+	plain := sampleFile(t)
+	if diff := cmp.Diff(plain.Servers["time"].Digests, got.Servers["time"].Digests); diff != "" {
+		t.Errorf("digests changed with limits (-without +with):\n%s", diff)
+	}
+	without, err := Marshal(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(without, []byte(`"limits"`)) {
+		t.Errorf("a lock without limits has a limits key:\n%s", without)
+	}
+	// Only the limits object differs.
+	cut := bytes.Replace(data, []byte(`,
+          "limits": {
+            "memory": 1073741824,
+            "processes": 256,
+            "files": 4096,
+            "fileSize": 536870912
+          }`), nil, 1)
+	if diff := cmp.Diff(string(without), string(cut)); diff != "" {
+		t.Errorf("the locks with and without limits differ beyond the limits object (-without +with):\n%s", diff)
+	}
+
+	// Some limits set: only those are written; an empty object reads as
+	// a sandbox with every limit at its default.
+	f.Servers["time"].Policy.Sandbox.Limits = &policy.Limits{Processes: 64}
+	data, err = Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"limits": {
+            "processes": 64
+          }`)) {
+		t.Errorf("want only processes in limits:\n%s", data)
+	}
+	empty := bytes.Replace(data, []byte(`"processes": 64`), nil, 1)
+	got, err = Parse(empty)
+	if err != nil {
+		t.Fatalf("Parse of empty limits: %v", err)
+	}
+	if l := got.Servers["time"].Policy.Sandbox.Limits; l == nil || l.Effective() != policy.DefaultLimits {
+		t.Errorf("empty limits = %+v, want the defaults", l)
+	}
+}
+
+func TestParseRefusesLimits(t *testing.T) {
+	good, err := Marshal(limitsFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(good); err != nil {
+		t.Fatalf("the unedited lock: %v", err)
+	}
+	const mem = `"memory": 1073741824`
+	const limitsObject = `"limits": {
+            "memory": 1073741824,
+            "processes": 256,
+            "files": 4096,
+            "fileSize": 536870912
+          }`
+	tests := []struct {
+		name, old, new, want string
+	}{
+		{"unknown key", mem, mem + `, "cpu": 2`, `policy.sandbox.limits has an unknown key "cpu" (known: memory, processes, files, fileSize)`},
+		{"hcl spelling", `"fileSize": 536870912`, `"file_size": 536870912`, `policy.sandbox.limits has an unknown key "file_size"`},
+		{"wrong case", mem, `"Memory": 1073741824`, `policy.sandbox.limits has an unknown key "Memory"`},
+		{"duplicate key", mem, mem + `, "memory": 1`, `duplicate key "memory"`},
+		{"not an object", limitsObject, `"limits": 1`, `policy.sandbox.limits is not a JSON object`},
+		{"null", limitsObject, `"limits": null`, `policy.sandbox.limits is not a JSON object`},
+		{"a list", limitsObject, `"limits": [1073741824]`, `policy.sandbox.limits is not a JSON object`},
+		{"unknown sandbox key", `"limits": {`, `"limit": {}, "limits": {`, `policy.sandbox has an unknown key "limit" (known: filesystem, network, limits)`},
+		{"fraction", mem, `"memory": 1073741824.5`, `policy.sandbox.limits.memory is not a whole number written in digits`},
+		{"fraction of a count", `"processes": 256`, `"processes": 256.0`, `policy.sandbox.limits.processes is not a whole number written in digits`},
+		{"exponent", `"files": 4096`, `"files": 4.096e3`, `policy.sandbox.limits.files is not a whole number written in digits`},
+		{"string", mem, `"memory": "1GiB"`, `policy.sandbox.limits.memory is not a whole number written in digits`},
+		{"bool", `"files": 4096`, `"files": true`, `policy.sandbox.limits.files is not a whole number written in digits`},
+		{"negative", mem, `"memory": -1073741824`, `policy.sandbox.limits.memory is negative`},
+		{"negative beyond int64", `"processes": 256`, `"processes": -99999999999999999999`, `policy.sandbox.limits.processes is negative`},
+		{"zero", `"fileSize": 536870912`, `"fileSize": 0`, `policy.sandbox.limits.fileSize is 0`},
+		{"minus zero", `"files": 4096`, `"files": -0`, `policy.sandbox.limits.files is 0`},
+		{"count beyond int32", `"processes": 256`, `"processes": 2147483648`, `policy.sandbox.limits.processes is too large (at most 2147483647)`},
+		{"size beyond int64", mem, `"memory": 99999999999999999999`, `policy.sandbox.limits.memory is too large`},
+		{"size beyond 2^62", mem, `"memory": 4611686018427387905`, `policy.sandbox.limits.memory is too large`},
+		{"memory below minimum", mem, `"memory": 1048576`, `server "time": policy.sandbox.limits.memory is below 32MiB`},
+		{"processes below minimum", `"processes": 256`, `"processes": 7`, `server "time": policy.sandbox.limits.processes is below 8`},
+		{"files below minimum", `"files": 4096`, `"files": 63`, `server "time": policy.sandbox.limits.files is below 64`},
+		{"file size below minimum", `"fileSize": 536870912`, `"fileSize": 1048575`, `server "time": policy.sandbox.limits.file_size is below 1MiB`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !bytes.Contains(good, []byte(tt.old)) {
+				t.Fatalf("the lock has no %q to edit:\n%s", tt.old, good)
+			}
+			bad := bytes.Replace(good, []byte(tt.old), []byte(tt.new), 1)
+			_, err := Parse(bad)
+			if err == nil {
+				t.Fatalf("Parse accepted the edited lock")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Parse error = %q\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+	// At the bounds, each limit is accepted.
+	low := good
+	for _, r := range [][2]string{
+		{mem, `"memory": 33554432`}, {`"processes": 256`, `"processes": 8`},
+		{`"files": 4096`, `"files": 2147483647`}, {`"fileSize": 536870912`, `"fileSize": 4611686018427387904`},
+	} {
+		low = bytes.Replace(low, []byte(r[0]), []byte(r[1]), 1)
+	}
+	f, err := Parse(low)
+	if err != nil {
+		t.Fatalf("limits at the bounds: %v", err)
+	}
+	want := &policy.Limits{Memory: policy.MinMemory, Processes: policy.MinProcesses, Files: 1<<31 - 1, FileSize: 1 << 62}
+	if diff := cmp.Diff(want, f.Servers["time"].Policy.Sandbox.Limits); diff != "" {
+		t.Errorf("limits at the bounds (-want +got):\n%s", diff)
+	}
+}
+
 func TestParseRefusesTooManyItems(t *testing.T) {
 	var tools []string
 	for i := range MaxItems + 1 {

@@ -69,6 +69,73 @@ func TestConfigChanges(t *testing.T) {
 	}
 }
 
+// TestPlanServerLimits: a change of the sandbox's limits between mcp.hcl
+// and the lock is a policy change (CFG-POLICY-CHANGED, config, grade none,
+// as every sandbox change: the rules do not grade loosening apart), and the
+// planned entry carries the limits apply writes.
+func TestPlanServerLimits(t *testing.T) {
+	sandbox := func(l *policy.Limits) *policy.Sandbox {
+		return &policy.Sandbox{Filesystem: policy.Filesystem{Read: []string{"/srv"}, Write: []string{}}, Network: policy.Network{Allow: []string{}}, Limits: l}
+	}
+	server := func(l *policy.Limits) *lang.Server {
+		return &lang.Server{Name: "s", Addr: "server.s", Command: []string{"srv"}, Protocol: "auto", Timeout: 30 * time.Second,
+			Policy: policy.Policy{Sandbox: sandbox(l)}}
+	}
+	locked := func(l *policy.Limits) *lock.Entry {
+		e := withTools(t, "fetch")
+		e.Policy = &policy.Policy{Sandbox: sandbox(l)}
+		return e
+	}
+	const fs = `{"sandbox":{"filesystem":{"read":["/srv"],"write":[]},"network":{"allow":[]}`
+	for _, tt := range []struct {
+		name         string
+		locked, live *policy.Limits
+		want         []string
+	}{
+		{"added", nil, &policy.Limits{Memory: 1 << 30, Processes: 64},
+			[]string{`CFG-POLICY-CHANGED server.s.policy ` + fs + `}} -> ` + fs + `,"limits":{"memory":1073741824,"processes":64}}}`}},
+		{"loosened", &policy.Limits{Memory: 1 << 30}, &policy.Limits{Memory: 8 << 30},
+			[]string{`CFG-POLICY-CHANGED server.s.policy ` + fs + `,"limits":{"memory":1073741824}}} -> ` + fs + `,"limits":{"memory":8589934592}}}`}},
+		{"tightened", &policy.Limits{Files: 4096}, &policy.Limits{Files: 1024, FileSize: 64 << 20},
+			[]string{`CFG-POLICY-CHANGED server.s.policy ` + fs + `,"limits":{"files":4096}}} -> ` + fs + `,"limits":{"files":1024,"fileSize":67108864}}}`}},
+		{"removed", &policy.Limits{Processes: 32}, nil,
+			[]string{`CFG-POLICY-CHANGED server.s.policy ` + fs + `,"limits":{"processes":32}}} -> ` + fs + `}}`}},
+		{"unchanged", &policy.Limits{Memory: 1 << 30}, &policy.Limits{Memory: 1 << 30}, nil},
+		{"none", nil, nil, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sp := &ServerPlan{Name: "s", Addr: "server.s"}
+			planServer(sp, server(tt.live), locked(tt.locked), withTools(t, "fetch"))
+			var got []string
+			for _, c := range sp.Changes {
+				if c.Class != Config || c.Grade != None || c.Action != Update {
+					t.Errorf("%s: class %s grade %s action %s, want config/none/update", c.Addr, c.Class, c.Grade, c.Action)
+				}
+				got = append(got, c.Rule+" "+c.Addr+" "+string(c.Before)+" -> "+string(c.After))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if sp.RequiredBump != None {
+				t.Errorf("required bump %s, want none: limits are not the surface", sp.RequiredBump)
+			}
+			wantAction := Update
+			if tt.want == nil {
+				wantAction = NoOp
+			}
+			if sp.Action != wantAction {
+				t.Errorf("action %q, want %q", sp.Action, wantAction)
+			}
+			if diff := cmp.Diff(tt.live, sp.Entry.Policy.Sandbox.Limits); diff != "" {
+				t.Errorf("planned entry's limits (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if r, ok := LookupRule("CFG-POLICY-CHANGED"); !ok || r.Grade != None || r.Class != Config {
+		t.Errorf("CFG-POLICY-CHANGED = %+v, %v; want a config rule of grade none", r, ok)
+	}
+}
+
 func TestPlanServerTaintAndBumpGate(t *testing.T) {
 	old := withTools(t, "fetch", "send")
 	old.Mcpform = &lock.Settings{Version: "1.0.0"}

@@ -57,6 +57,16 @@ func hostile() int {
 			}
 			return writeAndCheck(filepath.Join(os.Getenv("TMPDIR"), "t.txt"))
 		}},
+		{"allowed/write-dev-null", func() error { return os.WriteFile("/dev/null", []byte("x"), 0) }},
+		{"allowed/read-dev-urandom", func() error {
+			f, err := os.Open("/dev/urandom")
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.Read(make([]byte, 8))
+			return err
+		}},
 		{"allowed/proxy-listed-ip", func() error { return connectGet(proxy, "127.0.0.1:"+port) }},
 		{"allowed/proxy-listed-name", func() error { return connectGet(proxy, "listed.example.com:"+port) }},
 		{"allowed/proxy-plain-http", func() error { return plainGet(proxy, "http://127.0.0.1:"+port+"/") }},

@@ -56,6 +56,17 @@ func viewAttempts() []attempt {
 		// maps the caller's uid: run as root, the server owns them).
 		{"chmod-runtime-base" + rootOnly, func() error { return chmodSame("/bin/true") }},
 		{"chmod-dev-null" + rootOnly, func() error { return chmodSame("/dev/null") }},
+		// In the sandbox the parent is stage 1, the mcpform binary.
+		{"readlink-parent-exe", func() error { _, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", os.Getppid())); return err }},
+		{"write-proc-sys" + rootOnly, func() error {
+			// Its own value back: unconfined this is the host's sysctl.
+			const p = "/proc/sys/vm/memfd_noexec"
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return fmt.Errorf("(reading failed) %w", err)
+			}
+			return os.WriteFile(p, b, 0)
+		}},
 		{"chown-clears-setuid", func() error { return os.Chown(filepath.Join(outside, "suid"), os.Getuid(), os.Getgid()) }},
 		{"utimes-audit-log", func() error {
 			t := time.Unix(1e9, 0)
@@ -335,6 +346,26 @@ func TestViewHidesOutside(t *testing.T) {
 	}
 	sort.Strings(present)
 	t.Logf("visible in the sandbox: %v", present)
+}
+
+// TestReadRootKeepsProcPrivate grants the whole host tree for reading:
+// still, /proc is the sandbox's own (no host process in it), and nothing is
+// writable or executable beyond the runtime base.
+func TestReadRootKeepsProcPrivate(t *testing.T) {
+	requireSandbox(t)
+	host := "/proc/" + fmt.Sprint(os.Getpid())
+	cmd := selfCommand(t, "lstat", "HT_PATHS="+host+":/etc/hostname")
+	must(t, sandbox.Command(cmd, sandbox.Spec{Read: []string{"/"}, Tmp: tempDir(t)}))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "PRESENT "+host) {
+		t.Errorf("the host's process %s is visible in the sandbox's /proc", host)
+	}
+	if !strings.Contains(string(out), "PRESENT /etc/hostname") {
+		t.Errorf("read = [\"/\"] does not show the host's tree:\n%s", out)
+	}
 }
 
 // lstatPaths is the mode "lstat": it prints which of HT_PATHS exist.

@@ -59,6 +59,9 @@ func runStage1(cfg stageConfig) {
 	if err != nil {
 		wd = "/"
 	}
+	// The sysctl is the pid namespace's, whichever /proc shows it: set it
+	// before the view's /proc, which is read-only.
+	memfdSealed := memfdNoexec()
 	if err := enterView(cfg.Rules, wd); err != nil {
 		fail("stage 1", fmt.Errorf("building the server's filesystem view: %w", err))
 	}
@@ -74,7 +77,7 @@ func runStage1(cfg stageConfig) {
 	}
 
 	env := setEnv(os.Environ(), envStage+"=2")
-	if memfdNoexec() {
+	if memfdSealed {
 		env = setEnv(env, envMemfdSealed+"=1")
 	}
 	// Stage 2 starts inside the server's cgroup; stage 1 leaves it at once,

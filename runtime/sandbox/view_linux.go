@@ -41,9 +41,10 @@ var viewAttrs = map[access]uint64{
 	accessDev:   unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC,
 }
 
-// viewSource is one grant opened in the host's view, before the pivot.
+// viewSource is one grant, cloned from the host's view before the new root
+// covers anything.
 type viewSource struct {
-	fd     int    // O_PATH, close-on-exec
+	tree   int    // a detached clone of its mount tree (open_tree), restricted
 	real   string // the path it resolved to, where it is mounted
 	alias  string // the path as granted, when it differs from real
 	access access
@@ -67,7 +68,7 @@ func enterView(rules []pathRule, wd string) error {
 	srcs, err := openSources(rules)
 	defer func() {
 		for _, s := range srcs {
-			unix.Close(s.fd)
+			unix.Close(s.tree)
 		}
 	}()
 	if err != nil {
@@ -168,13 +169,20 @@ func openSources(rules []pathRule) ([]viewSource, error) {
 			unix.Close(fd)
 			return srcs, fmt.Errorf("sandbox path %q: %w", r.Path, err)
 		}
-		s := viewSource{fd: fd, real: real, access: r.Access, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}
-		if real != filepath.Clean(r.Path) {
-			s.alias = filepath.Clean(r.Path)
-		}
 		if r.Access == accessDev && st.Mode&unix.S_IFMT != unix.S_IFCHR {
 			unix.Close(fd)
 			return srcs, fmt.Errorf("sandbox device %q is not a character device", r.Path)
+		}
+		// Cloned now, before the staging tmpfs exists: a clone made later of
+		// a grant above it ("/") would hold the staging tmpfs too.
+		tree, err := cloneTree(fd, r.Access)
+		unix.Close(fd)
+		if err != nil {
+			return srcs, fmt.Errorf("sandbox path %q: %w", r.Path, err)
+		}
+		s := viewSource{tree: tree, real: real, access: r.Access, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}
+		if real != filepath.Clean(r.Path) {
+			s.alias = filepath.Clean(r.Path)
 		}
 		srcs = append(srcs, s)
 	}
@@ -194,8 +202,22 @@ func coveredAlike(mounted []viewSource, s viewSource) bool {
 	return false
 }
 
-// bindAt mounts the tree s was opened on at root+s.real, with submounts,
-// and sets its attributes on all of them.
+// cloneTree clones the mount tree at fd, submounts included, and sets the
+// attributes of access on every mount of the clone.
+func cloneTree(fd int, a access) (int, error) {
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return -1, fmt.Errorf("cloning its mount (open_tree needs Linux 5.2): %w", err)
+	}
+	attr := &unix.MountAttr{Attr_set: viewAttrs[a]}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
+		unix.Close(tree)
+		return -1, fmt.Errorf("restricting its mount (mount_setattr needs Linux 5.12): %w", err)
+	}
+	return tree, nil
+}
+
+// bindAt mounts the clone of s at root+s.real.
 func bindAt(root string, s viewSource) error {
 	at := root + s.real
 	if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
@@ -210,29 +232,24 @@ func bindAt(root string, s viewSource) error {
 			return fmt.Errorf("preparing %q in the server's root: %w", s.real, err)
 		}
 	}
-	tree, err := unix.OpenTree(s.fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
-	if err != nil {
-		return fmt.Errorf("cloning the mount of %q (open_tree needs Linux 5.2): %w", s.real, err)
-	}
-	defer unix.Close(tree)
-	attr := &unix.MountAttr{Attr_set: viewAttrs[s.access]}
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
-		return fmt.Errorf("restricting the mount of %q (mount_setattr needs Linux 5.12): %w", s.real, err)
-	}
-	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, at, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+	if err := unix.MoveMount(s.tree, "", unix.AT_FDCWD, at, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("mounting %q in the server's root: %w", s.real, err)
 	}
 	return nil
 }
 
-// devAndProc gives the view a fresh /proc of the sandbox's pid namespace,
+// devAndProc gives the view a fresh, read-only /proc of the sandbox's pid
+// namespace,
 // and /dev/fd, /dev/stdin, /dev/stdout and /dev/stderr (the device nodes
 // themselves are grants; there is no /dev/shm).
 func devAndProc(root string) error {
 	if err := os.MkdirAll(root+"/proc", 0o755); err != nil {
 		return err
 	}
-	if err := unix.Mount("proc", root+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	// Read-only: Landlock grants /proc no write either, and a server that is
+	// uid 0 of its user namespace would otherwise pass the permission check
+	// of /proc/sys files when mcpform runs as the host's root.
+	if err := unix.Mount("proc", root+"/proc", "proc", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting a fresh /proc (a container that masks parts of /proc forbids this): %w", err)
 	}
 	if err := os.MkdirAll(root+"/dev", 0o755); err != nil {

@@ -44,7 +44,10 @@ var viewAttrs = map[access]uint64{
 // viewSource is one grant, cloned from the host's view before the new root
 // covers anything.
 type viewSource struct {
-	tree   int    // a detached clone of its mount tree (open_tree), restricted
+	// tree is, once openSources returns, a detached clone of its mount tree
+	// (open_tree) with the access's attributes, or -1 when a grant above it
+	// already shows it alike.
+	tree   int
 	real   string // the path it resolved to, where it is mounted
 	alias  string // the path as granted, when it differs from real
 	access access
@@ -68,7 +71,9 @@ func enterView(rules []pathRule, wd string) error {
 	srcs, err := openSources(rules)
 	defer func() {
 		for _, s := range srcs {
-			unix.Close(s.tree)
+			if s.tree >= 0 {
+				unix.Close(s.tree)
+			}
 		}
 	}()
 	if err != nil {
@@ -88,15 +93,13 @@ func enterView(rules []pathRule, wd string) error {
 		return fmt.Errorf("mounting the server's root tmpfs: %w", err)
 	}
 
-	var mounted []viewSource
 	for _, s := range srcs {
-		if coveredAlike(mounted, s) {
-			continue
+		if s.tree < 0 {
+			continue // in the view already, through a grant above it
 		}
 		if err := bindAt(root, s); err != nil {
 			return err
 		}
-		mounted = append(mounted, s)
 	}
 	for _, s := range srcs {
 		if s.alias == "" {
@@ -173,20 +176,32 @@ func openSources(rules []pathRule) ([]viewSource, error) {
 			unix.Close(fd)
 			return srcs, fmt.Errorf("sandbox device %q is not a character device", r.Path)
 		}
-		// Cloned now, before the staging tmpfs exists: a clone made later of
-		// a grant above it ("/") would hold the staging tmpfs too.
-		tree, err := cloneTree(fd, r.Access)
-		unix.Close(fd)
-		if err != nil {
-			return srcs, fmt.Errorf("sandbox path %q: %w", r.Path, err)
-		}
-		s := viewSource{tree: tree, real: real, access: r.Access, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}
+		s := viewSource{tree: fd, real: real, access: r.Access, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}
 		if real != filepath.Clean(r.Path) {
 			s.alias = filepath.Clean(r.Path)
 		}
 		srcs = append(srcs, s)
 	}
 	sort.SliceStable(srcs, func(i, j int) bool { return srcs[i].real < srcs[j].real })
+	// Each tree is cloned now, before the staging tmpfs exists: a clone
+	// made later of a grant above it ("/") would hold the staging tmpfs too.
+	// A grant already in the view alike is not cloned at all.
+	var kept []viewSource
+	for i := range srcs {
+		fd := srcs[i].tree
+		srcs[i].tree = -1
+		if coveredAlike(kept, srcs[i]) {
+			unix.Close(fd)
+			continue
+		}
+		tree, err := cloneTree(fd, srcs[i].access)
+		unix.Close(fd)
+		if err != nil {
+			return srcs, fmt.Errorf("sandbox path %q: %w", srcs[i].real, err)
+		}
+		srcs[i].tree = tree
+		kept = append(kept, srcs[i])
+	}
 	return srcs, nil
 }
 

@@ -56,6 +56,10 @@ func viewAttempts() []attempt {
 		// maps the caller's uid: run as root, the server owns them).
 		{"chmod-runtime-base" + rootOnly, func() error { return chmodSame("/bin/true") }},
 		{"chmod-dev-null" + rootOnly, func() error { return chmodSame("/dev/null") }},
+		// In the sandbox the parent is stage 1, outside the server's Landlock
+		// domain, which scopes signals (ABI 6): signal 0 asks only whether
+		// one could be sent.
+		{"signal-parent", func() error { return unix.Kill(os.Getppid(), 0) }},
 		// In the sandbox the parent is stage 1, the mcpform binary.
 		{"readlink-parent-exe", func() error { _, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", os.Getppid())); return err }},
 		{"write-proc-sys" + rootOnly, func() error {

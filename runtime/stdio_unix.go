@@ -13,6 +13,10 @@ import (
 // parks an OS thread with its scheduler slot; the requests it hands to
 // other goroutines then wait for the runtime to notice, which showed as
 // ~150 µs added per call. Terminals and files are returned as they are.
+//
+// The copy is close-on-exec, made so atomically (F_DUPFD_CLOEXEC): a
+// plain dup would be inherited by the server, which could then write to
+// the client past the proxy (docs/GUARANTEES.md, section 1).
 func Pollable(f *os.File) *os.File {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
@@ -21,10 +25,11 @@ func Pollable(f *os.File) *os.File {
 	if mode := st.Mode & syscall.S_IFMT; mode != syscall.S_IFIFO && mode != syscall.S_IFSOCK {
 		return f
 	}
-	fd, err := syscall.Dup(int(f.Fd()))
-	if err != nil {
+	r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno != 0 {
 		return f
 	}
+	fd := int(r)
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
 		return f

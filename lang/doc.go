@@ -35,6 +35,16 @@
 // .mcpform/modules/modules.json; Load reports "Module not installed ... run
 // mcpform init" otherwise, and never fetches.
 //
+// # Limits
+//
+// Configuration is untrusted input. Before any parser reads a file (or a
+// -var value) it is refused past MaxFileBytes or when it nests past
+// MaxNesting levels (limits.go: a linear scan that mirrors the lexer's
+// strings, heredocs and comments); functions whose result can outgrow
+// their arguments check its size first, against MaxElements and
+// MaxStringBytes (bounds.go). Each answer is a diagnostic, never a crash
+// (docs/GUARANTEES.md).
+//
 // # Diagnostics
 //
 // Every problem is an hcl.Diagnostic with a summary, a detail that says

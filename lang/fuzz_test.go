@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/mcpform/mcpform/policy"
 )
@@ -117,4 +118,35 @@ func FuzzFormat(f *testing.F) {
 	})
 }
 
-var _ = hcl.Pos{}
+// FuzzNesting checks scanNesting, a parser of untrusted bytes, against
+// hclsyntax's own lexer: counted over the lexer's tokens by the same
+// rules, no input nests deeper, or earlier, than the scanner says. An
+// input the scanner accepts at MaxNesting parses and formats.
+// Seeds: testdata/fuzz/FuzzNesting, the fmt inputs and the error files.
+func FuzzNesting(f *testing.F) {
+	for _, glob := range []string{"testdata/fmt/*.in.hcl", "testdata/error-files/*.hcl"} {
+		names, _ := filepath.Glob(glob)
+		for _, n := range names {
+			if b, err := os.ReadFile(n); err == nil {
+				f.Add(b, false)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte, expr bool) {
+		s, lex := syntaxConfig, hclsyntax.LexConfig
+		if expr {
+			s, lex = syntaxExpression, hclsyntax.LexExpression
+		}
+		toks, _ := lex(src, "f.hcl", hcl.InitialPos)
+		depth, at := tokenNesting(toks, s, -1)
+		if depth > 0 {
+			got, ok := scanNesting(src, s, depth-1)
+			if ok || got > at {
+				t.Fatalf("tokens nest %d deep at byte %d; the scanner passes %d at %d (%v)", depth, at, depth-1, got, ok)
+			}
+		}
+		if len(src) <= MaxFileBytes && depth <= MaxNesting && !expr {
+			Format(src, "f.hcl")
+		}
+	})
+}

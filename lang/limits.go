@@ -184,6 +184,20 @@ func scanNesting(src []byte, s syntax, limit int) (int, bool) {
 	if !sc.run() {
 		return bom + sc.at, false
 	}
+	if sc.nonASCII {
+		// hclsyntax's identifier tables let some non-ASCII bytes take the
+		// byte after them, whatever it is ("\xd3\"" is one identifier,
+		// not the start of a string): where code holds a non-ASCII byte,
+		// only the lexer knows what follows, so ask it.
+		lex := hclsyntax.LexConfig
+		if s == syntaxExpression {
+			lex = hclsyntax.LexExpression
+		}
+		toks, _ := lex(src, "", hcl.Pos{Line: 1, Column: 1, Byte: bom})
+		if depth, at := tokenNesting(toks, s, limit); depth > limit {
+			return at, false
+		}
+	}
 	return 0, true
 }
 
@@ -192,6 +206,9 @@ type nestScanner struct {
 	limit int
 	stack []frame
 	at    int // where the limit was passed
+	// nonASCII is set when code (not a string or comment) holds a
+	// non-ASCII byte: the lexer decides the rest.
+	nonASCII bool
 	// noCommentEnd is the smallest offset from which no "*/" follows, once
 	// a search has found none: unterminated /* are not searched again.
 	noCommentEnd int
@@ -338,6 +355,9 @@ func (sc *nestScanner) code(i int) (int, bool) {
 		return i + 1, true
 	case isOperator(c):
 		return i + 1, sc.op(i)
+	case c >= 0x80:
+		sc.nonASCII = true
+		return len(src), true
 	case c == '_' || isASCIILetter(c):
 		// An identifier may hold '-' (my-server): it is not a minus.
 		j := i + 1
@@ -460,7 +480,7 @@ func heredocStart(src []byte, i int) (marker []byte, body int, ok bool) {
 		j++
 	}
 	k := j
-	for k < len(src) && isIdentByte(src[k]) {
+	for k < len(src) && isASCIIIdentByte(src[k]) {
 		k++
 	}
 	switch {
@@ -523,6 +543,122 @@ func isASCIIIdentByte(c byte) bool {
 	return isASCIILetter(c) || (c >= '0' && c <= '9') || c == '_' || c == '-'
 }
 
-// isIdentByte is a byte that may be part of an identifier: an ASCII one, or
-// any byte of a non-ASCII character (the lexer decides which are letters).
-func isIdentByte(c byte) bool { return isASCIIIdentByte(c) || c >= 0x80 }
+// tokenNesting is scanNesting's rules applied to the lexer's tokens: the
+// deepest nesting of toks and the offset where it is first reached,
+// stopping once it passes limit (unless limit is negative).
+func tokenNesting(toks hclsyntax.Tokens, s syntax, limit int) (int, int) {
+	root := frameBody
+	if s == syntaxExpression {
+		root = frameExpr
+	}
+	stack := []frame{{kind: root}}
+	top := func() *frame { return &stack[len(stack)-1] }
+	deepest, at := 0, 0
+	note := func(d, off int) {
+		if d > deepest {
+			deepest, at = d, off
+		}
+	}
+	push := func(kind frameKind, off int) {
+		parent := top()
+		f := frame{kind: kind, base: parent.depth() + 1, start: off}
+		if !parent.isTemplate() && kind != frameQuoted && kind != frameHeredoc {
+			parent.ops++
+		}
+		stack = append(stack, f)
+		note(f.base, off)
+		note(parent.depth(), off)
+	}
+	pop := func() {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if f.kind == frameInterp && f.ctrlDelta != 0 {
+			t := top()
+			t.ctrl = max(t.ctrl+f.ctrlDelta, 0)
+			note(t.depth(), f.start)
+		}
+	}
+	for i, tok := range toks {
+		if limit >= 0 && deepest > limit {
+			break
+		}
+		off := tok.Range.Start.Byte
+		switch tok.Type {
+		case hclsyntax.TokenNewline:
+			if k := top().kind; k == frameBody || k == frameBrace {
+				top().ops = 0
+			}
+		case hclsyntax.TokenComment:
+			if k := top().kind; bytes.HasSuffix(tok.Bytes, []byte("\n")) && (k == frameBody || k == frameBrace) {
+				top().ops = 0
+			}
+		case hclsyntax.TokenComma:
+			top().ops = 0
+		case hclsyntax.TokenOQuote:
+			push(frameQuoted, off)
+		case hclsyntax.TokenOHeredoc:
+			push(frameHeredoc, off)
+		case hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
+			push(frameInterp, off)
+			if tok.Type == hclsyntax.TokenTemplateControl {
+				top().ctrlDelta = 1
+				if i+1 < len(toks) && toks[i+1].Type == hclsyntax.TokenIdent {
+					switch string(toks[i+1].Bytes) {
+					case "endif", "endfor":
+						top().ctrlDelta = -1
+					case "else":
+						top().ctrlDelta = 0
+					}
+				}
+			}
+		case hclsyntax.TokenOBrace:
+			kind := frameBrace
+			for _, next := range toks[i+1:] {
+				if next.Type == hclsyntax.TokenNewline || next.Type == hclsyntax.TokenComment {
+					continue
+				}
+				if next.Type == hclsyntax.TokenIdent && string(next.Bytes) == "for" {
+					kind = frameFor
+				}
+				break
+			}
+			push(kind, off)
+		case hclsyntax.TokenOBrack:
+			push(frameBracket, off)
+		case hclsyntax.TokenOParen:
+			push(frameParen, off)
+		case hclsyntax.TokenCBrack, hclsyntax.TokenCParen:
+			want := frameBracket
+			if tok.Type == hclsyntax.TokenCParen {
+				want = frameParen
+			}
+			if top().kind == want {
+				pop()
+			}
+		case hclsyntax.TokenCBrace, hclsyntax.TokenTemplateSeqEnd:
+			for j := len(stack) - 1; j > 0; j-- {
+				k := stack[j].kind
+				if k == frameBrace || k == frameFor || k == frameInterp {
+					stack = stack[:j+1]
+					pop()
+					break
+				}
+				if k != frameBracket && k != frameParen {
+					break
+				}
+			}
+		case hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc:
+			if top().isTemplate() {
+				pop()
+			}
+		case hclsyntax.TokenPlus, hclsyntax.TokenMinus, hclsyntax.TokenStar, hclsyntax.TokenSlash,
+			hclsyntax.TokenPercent, hclsyntax.TokenBang, hclsyntax.TokenLessThan, hclsyntax.TokenGreaterThan,
+			hclsyntax.TokenEqual, hclsyntax.TokenEqualOp, hclsyntax.TokenNotEqual, hclsyntax.TokenLessThanEq,
+			hclsyntax.TokenGreaterThanEq, hclsyntax.TokenAnd, hclsyntax.TokenOr, hclsyntax.TokenQuestion,
+			hclsyntax.TokenDot, hclsyntax.TokenEllipsis, hclsyntax.TokenFatArrow:
+			top().ops++
+			note(top().depth(), off)
+		}
+	}
+	return deepest, at
+}

@@ -188,6 +188,8 @@ func TestScanNesting(t *testing.T) {
 		{"object items end at newlines", "{a\n+ a\n+ a\n+ a}", syntaxExpression, -1},
 		{"for object reads across lines", "{for k in a :\nk\n+ a\n+ a\n+ a}", syntaxExpression, 24},
 		{"expression ignores newlines", "1 +\n 1 +\n 1 +\n 1 +\n 1", syntaxExpression, 17},
+		{"non-ASCII code goes to the lexer", "x = \xd3\" [[[", syntaxConfig, 9}, // hcl's tables make \xd3" one identifier
+		{"non-ASCII in a string stays cheap", "x = \"\xd3\" [[", syntaxConfig, -1},
 		{"json", `{"a": [{"b": 1}]}`, syntaxJSON, -1},
 		{"json deep", `{"a": [{"b": []}]}`, syntaxJSON, 13},
 		{"json brackets in strings", `{"[[[[": "{{{{\""}`, syntaxJSON, -1},

@@ -151,23 +151,25 @@ func MarkdownWithOptions(w io.Writer, p *plan.Plan, o MarkdownOptions) error {
 	out.of = len(servers)
 	summary := b.Len()
 	for i, s := range servers {
+		if b.full {
+			out.diffs, out.from = len(servers)-i, mdText(clip(s.Addr))
+			break
+		}
 		d := newDetails(s)
 		if b.add(d.full()) {
 			continue
 		}
-		// A diff that cannot fit beside the summary is cut; any other is
-		// left out whole, with every diff after it.
-		if !b.full && d.size() > room-summary {
+		// A diff that cannot fit beside the summary is cut to what room is
+		// left; any other is left out whole, with every diff after it.
+		if d.size() > room-summary {
 			if cut, ok := d.cut(room - b.Len()); ok {
-				b.add(cut)
+				b.WriteString(cut)
 				out.cut = mdText(clip(s.Addr))
 				i++
 			}
 		}
-		b.full = true
 		if i < len(servers) {
-			out.diffs = len(servers) - i
-			out.from = mdText(clip(servers[i].Addr))
+			out.diffs, out.from = len(servers)-i, mdText(clip(servers[i].Addr))
 		}
 		break
 	}

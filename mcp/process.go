@@ -40,10 +40,11 @@ type Process struct {
 	grace     time.Duration
 }
 
-// Start starts spec.Command directly (no shell) in its own process group,
-// with an environment holding only the variables named in spec.Env, and
-// begins capturing its stderr. When ctx is done the process is shut down as
-// Close does.
+// Start starts spec.Command directly (no shell) in its own session and
+// process group, with an environment holding only the variables named in
+// spec.Env and no descriptor but 0, 1 and 2, and begins capturing its
+// stderr. When ctx is done the process is shut down as Close does. Once the
+// server exits, every process it left behind is killed (endTree).
 func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 	if len(spec.Command) == 0 || spec.Command[0] == "" {
 		return nil, errors.New("no command to start")
@@ -101,9 +102,16 @@ func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 		}
 	}
 	// After Prepare: the sandbox builds its own SysProcAttr (namespaces,
-	// id maps), and the server still gets a process group of its own.
-	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	// id maps), and the server still gets a session of its own.
+	setSession(cmd)
+	closeOnExecAbove2()
+	startServer(func() int {
+		if err = cmd.Start(); err != nil {
+			return 0
+		}
+		return cmd.Process.Pid
+	})
+	if err != nil {
 		closeAll()
 		if cleanup != nil {
 			cleanup()
@@ -138,6 +146,10 @@ func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 	}()
 	go func() {
 		p.waitErr = cmd.Wait()
+		// What the server started ends with it, now rather than when the
+		// client leaves: a descendant holding the server's stdout would
+		// keep its in-flight calls waiting for an end of output.
+		endTree(cmd.Process.Pid, grace)
 		close(p.exited)
 	}()
 	if ctx.Done() != nil {
@@ -163,7 +175,8 @@ func (p passthrough) Write(b []byte) (int, error) {
 // Pid returns the server's process id (also its process group id).
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
-// Exited returns a channel closed once the server process has exited.
+// Exited returns a channel closed once the server process has exited and
+// what it left behind has been killed.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
 // Wait waits for the server to exit and returns its exit status as

@@ -7,8 +7,8 @@ import (
 	"syscall"
 )
 
-// setProcessGroup does nothing where there are no POSIX process groups.
-func setProcessGroup(cmd *exec.Cmd) {}
+// setSession does nothing where there are no POSIX sessions.
+func setSession(cmd *exec.Cmd) {}
 
 // signalGroup kills the server itself where there are no process groups.
 func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
@@ -16,3 +16,6 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 		_ = cmd.Process.Kill()
 	}
 }
+
+// killGroup does nothing where there are no process groups.
+func killGroup(pid int) {}

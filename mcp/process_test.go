@@ -8,6 +8,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -113,4 +114,110 @@ func zombie(pid int) bool {
 	}
 	_, after, ok := strings.Cut(string(stat), ") ")
 	return ok && strings.HasPrefix(after, "Z")
+}
+
+// A server gets no descriptor but 0, 1 and 2 (docs/GUARANTEES.md, section
+// 1), even one this process holds without close-on-exec, such as a copy of
+// the client's stream made by a raw dup or inherited from the client.
+func TestStartPassesOnlyStdio(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	fd, err := syscall.Dup(int(w.Fd())) // no close-on-exec
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	n := strconv.Itoa(fd)
+	check := `if [ -e /proc/$$/fd/` + n + ` ] || [ -e /dev/fd/` + n + ` ]; then echo inherited; else echo none; fi`
+	// The control: a process started without Start inherits the descriptor.
+	if out, err := exec.Command("sh", "-c", check).Output(); err != nil || string(out) != "inherited\n" {
+		t.Fatalf("control: a child did not inherit fd %d (%q, %v), so this test shows nothing", fd, out, err)
+	}
+	p, err := Start(context.Background(), ServerSpec{Command: []string{"sh", "-c", check}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(p.Stdout)
+	p.Close()
+	if string(out) != "none\n" {
+		t.Errorf("the server inherited fd %d: %q", fd, out)
+	}
+}
+
+// What a server leaves behind ends with it (docs/GUARANTEES.md, section
+// 12), also a descendant in a session of its own, which its process group
+// does not hold: once the server exits, its output ends (the grandchild
+// that held it is gone) and Exited is closed only after that. The control
+// starts the same server without Start: its grandchild outlives it.
+func TestServerExitEndsDescendants(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid command")
+	}
+	for _, c := range []struct{ name, script string }{
+		{"grandchild-holds-stdout", `sleep 3600 & echo $!`},
+		{"setsid-grandchild", `setsid sleep 3600 & echo $!`},
+		{"setsid-grandchild-on-close", `setsid sleep 3600 & echo $!; exec cat >/dev/null`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctl := exec.Command("sh", "-c", c.script)
+			ctl.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			ctlOut, _ := ctl.StdoutPipe()
+			ctlIn, _ := ctl.StdinPipe()
+			if err := ctl.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, _ := bufio.NewReader(ctlOut).ReadString('\n')
+			ctlIn.Close()
+			ctl.Wait()
+			orphan, _ := strconv.Atoi(strings.TrimSpace(line))
+			defer syscall.Kill(orphan, syscall.SIGKILL)
+			if orphan == 0 || !running(orphan) {
+				t.Fatalf("control: the grandchild (%q) did not outlive its server, so this test shows nothing", line)
+			}
+			syscall.Kill(-orphan, syscall.SIGKILL)
+			syscall.Kill(orphan, syscall.SIGKILL)
+
+			p, err := Start(context.Background(), ServerSpec{Command: []string{"sh", "-c", c.script}, ShutdownGrace: 500 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := bufio.NewReader(p.Stdout)
+			line, err = out.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			child, _ := strconv.Atoi(strings.TrimSpace(line))
+			defer syscall.Kill(child, syscall.SIGKILL)
+			if strings.HasSuffix(c.name, "on-close") {
+				p.Close()
+			} else {
+				// The end of output, which the grandchild held (for an
+				// hour: the bound only ends a failing test).
+				eof := make(chan error, 1)
+				go func() { _, err := io.ReadAll(out); eof <- err }()
+				select {
+				case err := <-eof:
+					if err != nil {
+						t.Errorf("reading the server's output: %v", err)
+					}
+				case <-time.After(30 * time.Second):
+					t.Fatal("the server's output did not end after it exited")
+				}
+			}
+			<-p.Exited()
+			if running(child) {
+				t.Errorf("the server's grandchild %d still runs after the server exited", child)
+			}
+			p.Close()
+		})
+	}
+}
+
+// running reports whether pid runs: not gone, and not a zombie.
+func running(pid int) bool {
+	return syscall.Kill(pid, 0) == nil && !zombie(pid)
 }

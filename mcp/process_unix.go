@@ -7,13 +7,18 @@ import (
 	"syscall"
 )
 
-// setProcessGroup puts the server in a process group of its own, so that
-// Close can signal everything it started.
-func setProcessGroup(cmd *exec.Cmd) {
+// setSession starts the server in a session of its own, which is also a
+// process group of its own (its pid is both ids): Close signals everything
+// it started, and no descendant can move to a process group of mcpform's
+// session, so endTree finds each one (reap_linux.go). A server has no
+// controlling terminal then: it cannot open /dev/tty, the user's terminal,
+// past the proxy.
+func setSession(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Setsid = true
+	cmd.SysProcAttr.Setpgid = false // setsid made the group; setpgid would fail
 }
 
 // signalGroup signals the server's process group. Errors (the group is
@@ -24,3 +29,6 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, sig)
 }
+
+// killGroup kills the process group pid.
+func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }

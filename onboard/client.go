@@ -206,75 +206,49 @@ func lookup(ms []member, key string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// stripJSONC turns JSON with comments (// and /* */) and trailing commas,
-// which VS Code and Cursor accept in mcp.json, into plain JSON of the same
-// length, so that offsets in errors still point into the file. It reports
-// whether anything was removed.
-func stripJSONC(data []byte) ([]byte, bool) {
-	out := bytes.Clone(data)
-	changed := false
-	blank := func(i, j int) {
-		for k := i; k < j; k++ {
-			if out[k] != '\n' && out[k] != '\r' {
-				out[k] = ' '
-			}
-		}
-		changed = true
+// Workspace is the workspace folder whose ${workspaceFolder} the client
+// expands in file, "" when it expands none there. VS Code expands it in a
+// workspace's .vscode/mcp.json and Cursor in a project's .cursor/mcp.json
+// (Cursor's MCP documentation lists ${workspaceFolder}, ${userHome} and
+// ${env:NAME} in command, args and env): the folder holding .vscode/ or
+// .cursor/, a file teams commit, where a machine's absolute paths do not
+// belong. A user's own file has no workspace: Claude Desktop's, Cursor's
+// ~/.cursor/mcp.json (its dir is .cursor/, but under home, not a project)
+// and VS Code's user mcp.json. Claude Code's .mcp.json is a project's file
+// too, but Claude Code expands only environment variables in it, so its
+// paths stay absolute.
+func Workspace(c Client, file string, e Env) string {
+	if c != VSCode && c != Cursor {
+		return ""
 	}
-	// walk calls f for every byte outside strings; f returns the index
-	// to continue after.
-	walk := func(f func(i int) int) {
-		inString := false
-		for i := 0; i < len(out); i++ {
-			c := out[i]
-			switch {
-			case inString:
-				if c == '\\' {
-					i++
-				} else if c == '"' {
-					inString = false
-				}
-			case c == '"':
-				inString = true
-			default:
-				i = f(i)
-			}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return ""
+	}
+	want := ".vscode"
+	if c == Cursor {
+		want = ".cursor"
+	}
+	dir := filepath.Dir(abs)
+	if filepath.Base(dir) != want {
+		return ""
+	}
+	ws := filepath.Dir(dir)
+	if e.Home != "" && samePath(ws, e.Home) {
+		return ""
+	}
+	return ws
+}
+
+func samePath(a, b string) bool {
+	a, b = filepath.Clean(a), filepath.Clean(b)
+	if a == b {
+		return true
+	}
+	if ra, err := filepath.EvalSymlinks(a); err == nil {
+		if rb, err := filepath.EvalSymlinks(b); err == nil {
+			return ra == rb
 		}
 	}
-	walk(func(i int) int {
-		if out[i] != '/' || i+1 >= len(out) {
-			return i
-		}
-		switch out[i+1] {
-		case '/':
-			j := i
-			for j < len(out) && out[j] != '\n' {
-				j++
-			}
-			blank(i, j)
-			return j
-		case '*':
-			end := len(out)
-			if j := bytes.Index(out[i+2:], []byte("*/")); j >= 0 {
-				end = i + 2 + j + 2
-			}
-			blank(i, end)
-			return end - 1
-		}
-		return i
-	})
-	walk(func(i int) int {
-		if out[i] != ',' {
-			return i
-		}
-		j := i + 1
-		for j < len(out) && (out[j] == ' ' || out[j] == '\t' || out[j] == '\n' || out[j] == '\r') {
-			j++
-		}
-		if j < len(out) && (out[j] == '}' || out[j] == ']') {
-			blank(i, i+1)
-		}
-		return i
-	})
-	return out, changed
+	return false
 }

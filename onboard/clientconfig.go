@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"reflect"
 	"strings"
 
+	"github.com/tailscale/hujson"
+
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/internal/textdiff"
 )
 
@@ -26,6 +31,69 @@ func Launches(mcpform, lockPath string, names []string) []Launch {
 		out[i] = Launch{Name: n, Command: mcpform, Args: []string{"run", "-lock", lockPath, n}}
 	}
 	return out
+}
+
+// The variables VS Code and Cursor expand in mcp.json for the workspace
+// folder and the user's home directory.
+const (
+	WorkspaceFolder = "${workspaceFolder}"
+	UserHome        = "${userHome}"
+)
+
+// InWorkspace returns the launches for a file of the workspace folder ws
+// (see Workspace): every absolute path under ws (the lock, an mcpform
+// binary kept in the project) is written ${workspaceFolder}/…, and every
+// other one under the home directory home (an mcpform from go install) as
+// ${userHome}/…, which the client expands. The file then holds no path of
+// one machine's and can be committed. Other paths stay absolute. ws ""
+// returns ls unchanged: a user's own file has no workspace, and absolute
+// paths are right there.
+func InWorkspace(ls []Launch, ws, home string) []Launch {
+	if ws == "" {
+		return ls
+	}
+	out := make([]Launch, len(ls))
+	for i, l := range ls {
+		args := make([]string, len(l.Args))
+		for j, a := range l.Args {
+			args[j] = portable(a, ws, home)
+		}
+		out[i] = Launch{Name: l.Name, Command: portable(l.Command, ws, home), Args: args}
+	}
+	return out
+}
+
+func portable(p, ws, home string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	if r, ok := under(p, ws); ok {
+		return join(WorkspaceFolder, r)
+	}
+	if home != "" {
+		if r, ok := under(p, home); ok {
+			return join(UserHome, r)
+		}
+	}
+	return p
+}
+
+// under is p relative to dir, when p is dir or below it.
+func under(p, dir string) (string, bool) {
+	r, err := filepath.Rel(dir, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return r, true
+}
+
+// join writes a path below a variable with forward slashes, which both
+// clients' expansions and Windows accept.
+func join(variable, rel string) string {
+	if rel == "." {
+		return variable
+	}
+	return variable + "/" + filepath.ToSlash(rel)
 }
 
 // entry is the client's JSON object for one launch. Claude Code's
@@ -62,71 +130,147 @@ var carried = []string{"env", "envFile"}
 
 // Merge returns the client file current (nil or empty for a new file) with
 // the launches written in: an entry with a launch's name is replaced in
-// place, keeping its env and envFile; other launches are appended. Every
-// other key and server is kept as it was, in order. A file with comments or
-// trailing commas is refused, since rewriting it would drop them.
+// place, keeping its env and envFile; other launches are appended after the
+// last server. Everything else is kept byte for byte: other keys and
+// servers, comments and trailing commas (VS Code's and Cursor's mcp.json
+// are JSON with comments), the layout, a UTF-8 byte order mark and the
+// line endings; added lines take the file's indentation and line ending.
+// An entry that already launches what its launch says is left as written.
 func Merge(c Client, current []byte, ls []Launch) ([]byte, error) {
-	var top []member
-	if len(bytes.TrimSpace(current)) > 0 {
-		var err error
-		if top, err = object(current); err != nil {
-			if plain, changed := stripJSONC(current); changed {
-				if _, err2 := object(plain); err2 == nil {
-					return nil, fmt.Errorf("the file has comments or trailing commas, which rewriting it would drop: paste the printed configuration into it instead")
-				}
-			}
-			return nil, fmt.Errorf("reading the client configuration: %w", err)
+	if len(bytes.TrimSpace(bytes.TrimPrefix(current, utf8BOM))) == 0 {
+		out := Snippet(c, ls)
+		if lineEnding(current) == "\r\n" {
+			out = bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
 		}
+		if bytes.HasPrefix(current, utf8BOM) {
+			out = append(bytes.Clone(utf8BOM), out...)
+		}
+		return out, nil
+	}
+	f, err := readClientFile(current)
+	if err != nil {
+		return nil, fmt.Errorf("reading the client configuration: %w", err)
 	}
 	key := c.serversKey()
-	var servers []member
-	at := -1
-	for i, m := range top {
-		if m.Key == key {
-			at = i
-			if string(bytes.TrimSpace(m.Value)) != "null" {
-				var err error
-				if servers, err = object(m.Value); err != nil {
-					return nil, fmt.Errorf("reading %q: %w", key, err)
-				}
-			}
+	if raw, ok := lookup(f.top, key); ok && string(bytes.TrimSpace(raw)) != "null" {
+		// Checked on the standardized bytes, as object checks: an object
+		// whose names do not repeat.
+		if _, err := object(raw); err != nil {
+			return nil, fmt.Errorf("reading %q: %w", key, err)
 		}
 	}
-	for _, l := range ls {
-		e := entry(c, l)
-		replaced := false
-		for i, s := range servers {
-			if s.Key != l.Name {
-				continue
+
+	top := f.tree.Value.(*hujson.Object)
+	unit := indentUnit(top)
+	topLayout := layoutOf(top, "", unit, f.eol, false)
+	sm := find(top, key)
+	if sm == nil {
+		appendMember(top, key, &hujson.Object{}, topLayout)
+		sm = &top.Members[len(top.Members)-1]
+	}
+	servers, ok := sm.Value.Value.(*hujson.Object)
+	if !ok { // null
+		servers = &hujson.Object{}
+		sm.Value.Value = servers
+	}
+	parent, ok := lineIndent(sm.Name.BeforeExtra)
+	if !ok {
+		parent = ""
+	}
+	l := layoutOf(servers, parent, unit, f.eol, topLayout.compact)
+
+	for _, launch := range ls {
+		e := entry(c, launch)
+		old := find(servers, launch.Name)
+		indent := l.indent
+		if old != nil {
+			if ind, ok := lineIndent(old.Name.BeforeExtra); ok {
+				indent = ind
 			}
-			if old, err := object(s.Value); err == nil {
+			if obj, ok := old.Value.Value.(*hujson.Object); ok {
 				for _, k := range carried {
-					if v, ok := lookup(old, k); ok {
-						e = append(e, member{Key: k, Value: v, src: true})
+					if m := find(obj, k); m != nil {
+						v := m.Value // a copy: its own comments, not those around it
+						v.BeforeExtra, v.AfterExtra = nil, nil
+						e = append(e, member{Key: k, Value: v.Pack()})
 					}
 				}
 			}
-			servers[i] = member{Key: s.Key, Value: encodeObject(e, "    "), src: true}
-			replaced = true
 		}
-		if !replaced {
-			servers = append(servers, member{Key: l.Name, Value: encodeObject(e, "    "), src: true})
+		text := entryText(e, indent, l.unit, f.eol, l.compact)
+		if old != nil && sameJSON(old.Value, text) {
+			continue
+		}
+		v, err := hujson.Parse(text)
+		if err != nil {
+			// entryText writes JSON; this is a bug, not the user's file.
+			return nil, fmt.Errorf("writing the entry of %q: %w", launch.Name, err)
+		}
+		if old != nil {
+			old.Value.Value = v.Value
+		} else {
+			appendMember(servers, launch.Name, v.Value, l)
 		}
 	}
-	val := member{Key: key, Value: encodeObject(servers, "  "), src: true}
-	if at >= 0 {
-		top[at] = val
-	} else {
-		top = append(top, val)
+	return f.bytes(), nil
+}
+
+// entryText is the JSON text of one entry, laid out as the entries around
+// it: a member per line at indent+unit and the closing brace at indent, or
+// all on one line when compact. Values are written as they are (those
+// carried from the file keep their own layout).
+func entryText(ms []member, indent, unit, eol string, compact bool) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range ms {
+		if compact {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+		} else {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(eol + indent + unit)
+		}
+		b.Write(marshal(m.Key))
+		b.WriteString(": ")
+		b.Write(m.Value)
 	}
-	return append(encodeObject(top, ""), '\n'), nil
+	if !compact {
+		b.WriteString(eol + indent)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// sameJSON reports whether the entry v in the file holds the same JSON as
+// text (comments, layout and key order aside): then Merge leaves it as the
+// user wrote it.
+func sameJSON(v hujson.Value, text []byte) bool {
+	plain, err := standardJSON(v.Pack())
+	var a, b any
+	if err != nil || decodeNumbers(plain, &a) != nil || decodeNumbers(text, &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func decodeNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 // Bypassing returns the servers of a client file that do not launch
 // mcpform run: the client starts them directly, past every check. After
 // an import renamed a server, its old entry is one of them.
 func Bypassing(c Client, data []byte) []string {
-	top, err := object(data)
+	plain, err := standardJSON(data)
+	if err != nil {
+		return nil
+	}
+	top, err := object(plain)
 	if err != nil {
 		return nil
 	}
@@ -194,10 +338,28 @@ func marshal(v any) json.RawMessage {
 }
 
 // Diff returns a unified diff of a and b with three lines of context, ""
-// when they are equal: what -write changes, for a person to read.
+// when they are equal: what -write changes, for a person to read. The
+// file's text is shown as a terminal would not: a BOM and the CR of CRLF
+// line endings (on both sides alike, since Merge keeps them) are left out,
+// and hidden characters, which a comment may hold, are escaped.
 func Diff(nameA, nameB string, a, b []byte) string {
 	if bytes.Equal(a, b) {
 		return ""
 	}
-	return textdiff.Unified(nameA, nameB, string(a), string(b))
+	return textdiff.Unified(nameA, nameB, diffText(a), diffText(b))
+}
+
+func diffText(data []byte) string {
+	lines := strings.SplitAfter(string(bytes.TrimPrefix(data, utf8BOM)), "\n")
+	for i, l := range lines {
+		body, nl := strings.CutSuffix(l, "\n")
+		if nl {
+			body = strings.TrimSuffix(body, "\r")
+		}
+		lines[i] = escape.Visible(body)
+		if nl {
+			lines[i] += "\n"
+		}
+	}
+	return strings.Join(lines, "")
 }

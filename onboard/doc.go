@@ -3,7 +3,10 @@
 // Code, Cursor) and turns them into an mcp.hcl for `mcpform import`, and it
 // builds the client entries that launch `mcpform run` for
 // `mcpform client-config`, merging them into a client's file without
-// touching anything else in it.
+// touching anything else in it. Client files are read as JWCC, JSON with
+// comments and trailing commas as VS Code and Cursor write mcp.json
+// (github.com/tailscale/hujson, whose syntax tree packs back byte for
+// byte), with a UTF-8 byte order mark and CRLF line endings kept as found.
 //
 // It is pure: it reads bytes and returns bytes and notes. The CLI
 // (cmd/mcpform) finds and reads the files, prints the notes and writes.

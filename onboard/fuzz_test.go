@@ -37,16 +37,19 @@ func FuzzImport(f *testing.F) {
 				}
 			}
 		}
-		stripped, _ := stripJSONC(data)
-		if len(stripped) != len(data) {
-			t.Fatalf("stripJSONC changed the length: %d -> %d", len(data), len(stripped))
+		if plain, err := standardJSON(data); err == nil && len(plain) != len(bytes.TrimPrefix(data, utf8BOM)) {
+			t.Fatalf("standardJSON changed the length: %d -> %d", len(data), len(plain))
 		}
 		for _, c := range Clients {
 			merged, err := Merge(c, data, launches)
 			if err != nil {
 				continue
 			}
-			top, err := object(merged)
+			plain, err := standardJSON(merged)
+			if err != nil {
+				t.Fatalf("Merge wrote something it cannot read (%v):\n%s", err, merged)
+			}
+			top, err := object(plain)
 			if err != nil {
 				t.Fatalf("Merge wrote something that is not a JSON object (%v):\n%s", err, merged)
 			}
@@ -60,6 +63,92 @@ func FuzzImport(f *testing.F) {
 				if !ok || !bytes.Contains(v, []byte(`"/p/mcp.lock"`)) {
 					t.Fatalf("Merge lost the launch %s:\n%s", l.Name, merged)
 				}
+			}
+		}
+	})
+}
+
+// FuzzClientConfig feeds client files to the client-config reader and
+// Merge. Seeds: testdata/fuzz/FuzzClientConfig, testdata/clientconfig and
+// the client files of testdata/import. The file is the user's, edited by
+// hand and by editors: no input may panic; a file the reader takes packs
+// back byte for byte; what Merge writes reads back with the launches in
+// it, keeps the file's BOM, line endings, other keys and other servers,
+// and merging it again changes nothing.
+func FuzzClientConfig(f *testing.F) {
+	for _, pattern := range []string{"testdata/clientconfig/*.json*", "testdata/import/*/*.json", "testdata/import/*/.*/*.json", "testdata/import/*/.mcp.json"} {
+		files, _ := filepath.Glob(pattern)
+		for _, p := range files {
+			if data, err := os.ReadFile(p); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	launches := Launches("/bin/mcpform", "/p/mcp.lock", []string{"a", "b.c"})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if cf, err := readClientFile(data); err == nil {
+			if got := cf.bytes(); !bytes.Equal(got, data) {
+				t.Fatalf("read and packed, the file changed:\n%q\n%q", data, got)
+			}
+		}
+		before, _ := standardJSON(data)
+		for _, c := range Clients {
+			merged, err := Merge(c, data, launches)
+			if err != nil {
+				continue
+			}
+			if bytes.HasPrefix(data, utf8BOM) != bytes.HasPrefix(merged, utf8BOM) {
+				t.Fatalf("the BOM was not kept:\n%q\n%q", data, merged)
+			}
+			if !bytes.Contains(data, []byte("\r")) && bytes.Contains(merged, []byte("\r")) {
+				t.Fatalf("a CR in a file that had none:\n%q", merged)
+			}
+			if n := bytes.Count(data, []byte("\n")); n > 0 && n == bytes.Count(data, []byte("\r\n")) &&
+				bytes.Count(merged, []byte("\n")) != bytes.Count(merged, []byte("\r\n")) {
+				t.Fatalf("a line ending in LF alone in a CRLF file:\n%q\n%q", data, merged)
+			}
+			plain, err := standardJSON(merged)
+			if err != nil {
+				t.Fatalf("Merge wrote something it cannot read (%v):\n%q", err, merged)
+			}
+			top, err := object(plain)
+			if err != nil {
+				t.Fatalf("Merge wrote something that is not a JSON object (%v):\n%s", err, merged)
+			}
+			raw, _ := lookup(top, c.serversKey())
+			servers, err := object(raw)
+			if err != nil {
+				t.Fatalf("Merge wrote %s that is not an object: %v", c.serversKey(), err)
+			}
+			for _, l := range launches {
+				v, ok := lookup(servers, l.Name)
+				if !ok || !bytes.Contains(v, []byte(`"/p/mcp.lock"`)) {
+					t.Fatalf("Merge lost the launch %s:\n%s", l.Name, merged)
+				}
+			}
+			if old, err := object(before); err == nil {
+				for _, m := range old {
+					if m.Key == c.serversKey() {
+						if olds, err := object(m.Value); err == nil {
+							for _, s := range olds {
+								if s.Key == "a" || s.Key == "b.c" {
+									continue
+								}
+								if v, ok := lookup(servers, s.Key); !ok || !bytes.Equal(v, s.Value) {
+									t.Fatalf("server %q changed: %s -> %s", s.Key, s.Value, v)
+								}
+							}
+						}
+						continue
+					}
+					if v, ok := lookup(top, m.Key); !ok || !bytes.Equal(v, m.Value) {
+						t.Fatalf("key %q changed: %s -> %s", m.Key, m.Value, v)
+					}
+				}
+			}
+			again, err := Merge(c, merged, launches)
+			if err != nil || !bytes.Equal(again, merged) {
+				t.Fatalf("a second merge changed the file (%v):\n%q\n%q", err, merged, again)
 			}
 		}
 	})

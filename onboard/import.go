@@ -87,7 +87,10 @@ var knownKeys = []string{"type", "command", "args", "env", "url", "cwd", "envFil
 // on a file it cannot read as a client configuration, and reports every
 // lossy or risky step as a Note.
 func Import(data []byte, opts Options) (*Result, error) {
-	plain, _ := stripJSONC(data)
+	plain, err := standardJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("reading the client configuration: %w", err)
+	}
 	top, err := object(plain)
 	if err != nil {
 		return nil, fmt.Errorf("reading the client configuration: %w", err)

@@ -116,7 +116,10 @@ func TestImportGolden(t *testing.T) {
 // independent check of Import.
 func clientArgv(t *testing.T, data []byte, c Client) map[string][]string {
 	t.Helper()
-	plain, _ := stripJSONC(data)
+	plain, err := standardJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
 	top, err := object(plain)
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +284,10 @@ func TestImportErrors(t *testing.T) {
 	}
 }
 
-func TestStripJSONC(t *testing.T) {
+// TestStandardJSON reads JSON with comments and trailing commas, as VS Code
+// and Cursor write mcp.json: comments go, strings that look like comments
+// stay, and every byte keeps its offset (an error's line is the file's).
+func TestStandardJSON(t *testing.T) {
 	in := `{
   // a comment with "quotes" and a, trailing comma,
   "a": "http://x // not a comment", /* block */
@@ -289,9 +295,12 @@ func TestStripJSONC(t *testing.T) {
   "c": {"d": "e",  // trailing
   },
 }`
-	out, changed := stripJSONC([]byte(in))
-	if !changed || len(out) != len(in) {
-		t.Fatalf("changed=%v len %d want %d", changed, len(out), len(in))
+	out, err := standardJSON([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(in) || strings.Count(string(out), "\n") != strings.Count(in, "\n") {
+		t.Fatalf("offsets moved: len %d want %d\n%s", len(out), len(in), out)
 	}
 	ms, err := object(out)
 	if err != nil {
@@ -300,8 +309,28 @@ func TestStripJSONC(t *testing.T) {
 	if v, _ := lookup(ms, "a"); string(v) != `"http://x // not a comment"` {
 		t.Errorf("a = %s", v)
 	}
-	if _, changed := stripJSONC([]byte(`{"a": "/* x */"}`)); changed {
-		t.Error("a comment inside a string was stripped")
+	if out, err := standardJSON([]byte(`{"a": "/* x */"}`)); err != nil || string(out) != `{"a": "/* x */"}` {
+		t.Errorf("a comment inside a string was stripped: %s, %v", out, err)
+	}
+
+	// A BOM and CRLF line endings, as Windows editors save: read as if
+	// they were not there.
+	out, err = standardJSON([]byte("\xef\xbb\xbf{\r\n  // c\r\n  \"a\": 1,\r\n}\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms, err := object(out); err != nil || len(ms) != 1 || string(ms[0].Value) != "1" {
+		t.Errorf("BOM and CRLF: %v, %v", err, ms)
+	}
+
+	for _, tc := range []struct{ in, want string }{
+		{"{\n  \"a\": 1 /* open", "line 2"},
+		{"\xff\xfe{\x00}\x00", "UTF-16"},
+		{"{\n\n  \"a\": x\n}", "line 3, column 8"},
+	} {
+		if _, err := standardJSON([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("standardJSON(%q) = %v, want an error containing %q", tc.in, err, tc.want)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/plan"
@@ -25,6 +26,19 @@ type Result struct {
 // write happen under the lock's advisory lock, so a concurrent apply cannot
 // slip in between. On any error the lock is left byte-identical.
 func Apply(p *plan.Plan) (Result, error) {
+	return ApplyWith(p, Options{LockTimeout: -1})
+}
+
+// Options are what the command line sets of an apply.
+type Options struct {
+	// LockTimeout bounds the wait for the lock's advisory lock while
+	// another writer holds it (0: one attempt; negative: no bound). When
+	// it runs out the error wraps lock.ErrLocked and nothing is written.
+	LockTimeout time.Duration
+}
+
+// ApplyWith is Apply with options.
+func ApplyWith(p *plan.Plan, o Options) (Result, error) {
 	var res Result
 	if errs := p.Errors(); len(errs) > 0 {
 		return res, fmt.Errorf("the plan has errors; fix them and plan again:\n  %s", joinLines(errs))
@@ -42,7 +56,7 @@ func Apply(p *plan.Plan) (Result, error) {
 	if again, err := lock.Marshal(next); err != nil || !bytes.Equal(again, p.PlannedLock) {
 		return res, errors.New("the planned lock is not in mcpform's canonical form; run mcpform plan -out again")
 	}
-	err = lock.Update(p.LockPath, func(current []byte) (*lock.File, error) {
+	err = lock.UpdateWait(p.LockPath, o.LockTimeout, func(current []byte) (*lock.File, error) {
 		if got := plan.LockDigest(current); got != p.LockDigest {
 			return nil, fmt.Errorf("%w: %s changed since the plan was made; run mcpform plan again", ErrStale, p.LockPath)
 		}

@@ -3,6 +3,7 @@
 package lock
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -17,6 +18,19 @@ func lockDir(d *os.File) (unlock func(), err error) {
 		return nil, err
 	}
 	return func() { unix.Flock(int(d.Fd()), unix.LOCK_UN) }, nil
+}
+
+// tryLockDir is lockDir without waiting: held reports that another writer
+// holds the lock.
+func tryLockDir(d *os.File) (unlock func(), held bool, err error) {
+	err = unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return func() { unix.Flock(int(d.Fd()), unix.LOCK_UN) }, false, nil
 }
 
 // syncDir makes the rename durable: "calling fsync() on the file does not

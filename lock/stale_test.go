@@ -196,7 +196,7 @@ func killedWriterChild(path string) {
 		}
 		f.Generator = "killed writer"
 		return f, nil
-	}, func(tmp string) {
+	}, -1, func(tmp string) {
 		os.Stdout.WriteString("tmp " + tmp + "\n")
 		time.Sleep(time.Hour)
 	})
@@ -227,7 +227,7 @@ func TestLiveTempSurvivesConcurrentWriter(t *testing.T) {
 	first.Generator, second.Generator = "first", "second"
 	firstDone := make(chan error, 1)
 	go func() {
-		firstDone <- update(path, func([]byte) (*File, error) { return first, nil }, func(tmp string) {
+		firstDone <- update(path, func([]byte) (*File, error) { return first, nil }, -1, func(tmp string) {
 			paused <- tmp
 			<-resume
 		})

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Marshal returns the lock's deterministic form: the format's key order,
@@ -201,20 +202,32 @@ func Save(path string, f *File) error {
 // fn returns. When fn fails, nothing is written. apply uses it to refuse a
 // plan made against a lock that has changed since.
 func Update(path string, fn func(current []byte) (*File, error)) error {
-	return update(path, fn, nil)
+	return update(path, fn, -1, nil)
 }
 
-// update is Update with a test hook: beforeRename, when not nil, is called
-// with the temporary file's name once it is written, synced and closed, just
-// before the rename, so a test can kill the writer there.
-func update(path string, fn func(current []byte) (*File, error), beforeRename func(tmp string)) error {
+// ErrLocked is returned by UpdateWait when another writer held the lock's
+// directory lock for longer than the wait.
+var ErrLocked = errors.New("another mcpform is writing the lock")
+
+// UpdateWait is Update waiting at most wait for the directory's lock (0:
+// one attempt, as terraform's -lock-timeout=0s): if another writer holds it
+// that long, nothing is written and the error wraps ErrLocked. A negative
+// wait waits for as long as it takes, as Update.
+func UpdateWait(path string, wait time.Duration, fn func(current []byte) (*File, error)) error {
+	return update(path, fn, wait, nil)
+}
+
+// update is UpdateWait with a test hook: beforeRename, when not nil, is
+// called with the temporary file's name once it is written, synced and
+// closed, just before the rename, so a test can kill the writer there.
+func update(path string, fn func(current []byte) (*File, error), wait time.Duration, beforeRename func(tmp string)) error {
 	dir := filepath.Dir(path)
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("opening the lock's directory: %w", err)
 	}
 	defer d.Close()
-	unlock, err := lockDir(d)
+	unlock, err := waitLockDir(d, wait)
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", dir, err)
 	}
@@ -233,6 +246,33 @@ func update(path string, fn func(current []byte) (*File, error), beforeRename fu
 		return err
 	}
 	return writeAtomic(d, path, data, beforeRename)
+}
+
+// waitLockDir takes d's lock, waiting at most wait (negative: without a
+// bound). The lock is held only while a writer reads, writes and renames,
+// so polling every few milliseconds costs nothing and finds it free soon
+// after it is.
+func waitLockDir(d *os.File, wait time.Duration) (unlock func(), err error) {
+	if wait < 0 {
+		return lockDir(d)
+	}
+	deadline := time.Now().Add(wait)
+	pause := 5 * time.Millisecond
+	for {
+		unlock, held, err := tryLockDir(d)
+		if err != nil || !held {
+			return unlock, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			if wait == 0 {
+				return nil, ErrLocked
+			}
+			return nil, fmt.Errorf("%w (waited %s)", ErrLocked, wait)
+		}
+		time.Sleep(min(pause, left))
+		pause = min(2*pause, 100*time.Millisecond)
+	}
 }
 
 func writeAtomic(dir *os.File, path string, data []byte, beforeRename func(tmp string)) (err error) {

@@ -25,6 +25,11 @@ type Options struct {
 	// ShowUnchanged lists the unchanged items of each server by name
 	// instead of "(N unchanged tools hidden)".
 	ShowUnchanged bool
+	// Errors, when not nil, receives the closing "Error:" line of each
+	// server that could not be probed or failed a gate, instead of the
+	// plan's writer: the CLI sends them to stderr, as terraform sends its
+	// diagnostics, so that a plan redirected to a file holds the plan.
+	Errors io.Writer
 }
 
 // inlineMax is the longest JSON value shown on one line; longer objects and
@@ -79,7 +84,13 @@ func (h *human) plan(p *plan.Plan) {
 	// summary names each in one line.
 	for _, e := range errs {
 		first, _, _ := strings.Cut(e, "\n")
-		h.printf("\n%s %s\n", h.pal.red("Error:"), escape.Visible(first))
+		line := fmt.Sprintf("\n%s %s\n", h.pal.red("Error:"), escape.Visible(first))
+		if h.o.Errors != nil {
+			h.w.Flush()
+			io.WriteString(h.o.Errors, line)
+			continue
+		}
+		h.printf("%s", line)
 	}
 }
 

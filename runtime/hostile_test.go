@@ -338,3 +338,36 @@ func TestContextEndsTheRunInOrder(t *testing.T) {
 		t.Errorf("the call in flight has no outcome record:\n%s", log)
 	}
 }
+
+// The server process is watched, not only its output (docs/GUARANTEES.md,
+// section 12): when it exits mid-call while a process that is none of its
+// descendants holds its stdout (so nothing mcpform can end; here the test,
+// which opened the server's fd 1 through /proc), the call is still
+// answered, and the run ends naming the held output.
+func TestServerExitWhileItsOutputIsHeld(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "server.pid")
+	cfg, _ := json.Marshal(map[string]any{"era": "legacy", "pidFile": pidFile, "tools": []json.RawMessage{json.RawMessage(`{"name":"echo","inputSchema":{"type":"object"}}`)},
+		"rules": []any{map[string]any{"on": "tools/call", "do": "exit", "status": 3}}})
+	s := startSession(t, cfg, Options{})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	s.await("1")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.OpenFile("/proc/"+string(data)+"/fd/1", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("cannot open the server's stdout through /proc: %v", err)
+	}
+	defer held.Close()
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	s.await("2")
+	if got := strings.Join(s.got, "\n"); !strings.Contains(got, `"id":2,"error":{"code":-32603`) {
+		t.Errorf("the call in flight got no -32603 when the server exited:\n%s", got)
+	}
+	runErr := s.finish()
+	var exit *ServerExitError
+	if !errors.As(runErr, &exit) || !strings.Contains(runErr.Error(), "its output stayed open") {
+		t.Errorf("run ended with %v, want the server's exit with its held output named", runErr)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 )
@@ -350,6 +351,9 @@ func (p *proxy) run(ctx context.Context) error {
 	var fromServer io.Reader
 	p.in, fromServer = spinReaders(p.opts.Spin, p.opts.Stdin, proc.Stdout)
 	p.up.listen(fromServer, p.opts.MaxLineSize)
+	if !mutation.Off("watchexit") {
+		go p.watchExit(proc)
+	}
 
 	p.closeGate()
 	go p.verifyStart(ctx)
@@ -399,6 +403,31 @@ func (p *proxy) run(ctx context.Context) error {
 	_ = p.audit.Flush()
 	return result
 }
+
+// watchExit watches the server process itself, not only its output: a
+// descendant it left behind could hold its stdout open, and its calls in
+// flight would wait for that descendant. mcp.Process kills what the server
+// left behind once it exits, which ends the output; should the output still
+// be open after exitGrace (held by a process outside the server's tree, or
+// by a descendant where there is no child subreaper), the connection ends
+// anyway, and every call in flight is answered.
+func (p *proxy) watchExit(proc *mcp.Process) {
+	select {
+	case <-proc.Exited():
+	case <-p.up.Done():
+		return
+	}
+	t := time.NewTimer(exitGrace)
+	defer t.Stop()
+	select {
+	case <-p.up.Done():
+	case <-t.C:
+		p.up.fail(fmt.Errorf("%w: it exited, and its output stayed open", mcp.ErrServerClosed))
+	}
+}
+
+// exitGrace is how long the server's output may stay open after it exited.
+const exitGrace = time.Second
 
 func (p *proxy) shutdown() {
 	p.proc.Close()

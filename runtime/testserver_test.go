@@ -61,6 +61,8 @@ type fakeConfig struct {
 	// ChildPIDFile: start a long-lived child in the server's process group
 	// and write its pid here (the proxy must end the whole group).
 	ChildPIDFile string `json:"childPidFile"`
+	// PIDFile: write the server's own pid here.
+	PIDFile string `json:"pidFile"`
 }
 
 type lockOverrides struct {
@@ -113,6 +115,9 @@ func fakeMain() {
 	s := &fakeServer{cfg: &cfg, out: bufio.NewWriterSize(os.Stdout, 64<<10), waiting: map[string]chan json.RawMessage{}}
 	if len(os.Args) > 2 && os.Args[2] != "" {
 		s.log, _ = os.OpenFile(os.Args[2], os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	}
+	if cfg.PIDFile != "" {
+		os.WriteFile(cfg.PIDFile, []byte(strconv.Itoa(os.Getpid())), 0o644)
 	}
 	if cfg.ChildPIDFile != "" {
 		// The server gets no PATH (only named variables pass): an absolute path.

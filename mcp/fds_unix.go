@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/mcpform/mcpform/internal/mutation"
 )
 
 // closeOnExecAbove2 marks every descriptor of this process above 2
@@ -18,8 +20,10 @@ import (
 // ExtraFiles still reach the child: os/exec duplicates them onto 3, 4, …
 // in the child, which clears the flag on the copy.
 func closeOnExecAbove2() {
-	dir := "/proc/self/fd"
-	names, err := readDirNames(dir)
+	if mutation.Off("fdsweep") {
+		return
+	}
+	names, err := readDirNames("/proc/self/fd")
 	if err != nil {
 		if names, err = readDirNames("/dev/fd"); err != nil {
 			return

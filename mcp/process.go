@@ -149,7 +149,9 @@ func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 		// What the server started ends with it, now rather than when the
 		// client leaves: a descendant holding the server's stdout would
 		// keep its in-flight calls waiting for an end of output.
-		endTree(cmd.Process.Pid, grace)
+		if !mutation.Off("reaptree") {
+			endTree(cmd.Process.Pid, grace)
+		}
 		close(p.exited)
 	}()
 	if ctx.Done() != nil {

@@ -204,7 +204,7 @@ func TestServerExitEndsDescendants(t *testing.T) {
 					if err != nil {
 						t.Errorf("reading the server's output: %v", err)
 					}
-				case <-time.After(30 * time.Second):
+				case <-time.After(10 * time.Second):
 					t.Fatal("the server's output did not end after it exited")
 				}
 			}

@@ -5,6 +5,8 @@ package runtime
 import (
 	"os"
 	"syscall"
+
+	"github.com/mcpform/mcpform/internal/mutation"
 )
 
 // Pollable returns f as a file Go's poller waits on, when f is a pipe or a
@@ -25,7 +27,11 @@ func Pollable(f *os.File) *os.File {
 	if mode := st.Mode & syscall.S_IFMT; mode != syscall.S_IFIFO && mode != syscall.S_IFSOCK {
 		return f
 	}
-	r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_DUPFD_CLOEXEC, 0)
+	cmd := uintptr(syscall.F_DUPFD_CLOEXEC)
+	if mutation.Off("dupcloexec") {
+		cmd = syscall.F_DUPFD // a copy every child inherits
+	}
+	r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), cmd, 0)
 	if errno != 0 {
 		return f
 	}

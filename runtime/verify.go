@@ -87,7 +87,9 @@ func (p *proxy) auditRequests(next Handler) Handler {
 			// has its outcome in the log, and one whose outcome cannot be
 			// written stops the run instead of reaching the client.
 			if out := p.outcome(req, rec.ID, rec.Item, resp, err); out != nil {
-				if err := p.audit.Queue(out); err != nil {
+				if mutation.Off("outcomefirst") {
+					go p.audit.Write(out) // after the answer, as it once was
+				} else if err := p.audit.Queue(out); err != nil {
 					p.logf("%v", err)
 				}
 			}

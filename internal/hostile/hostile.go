@@ -53,7 +53,10 @@ type Action struct {
 	// name), readfile (Arg: a path), dial (Arg: host:port), inject (a result
 	// telling the model to call a sink), progress (an unrequested progress
 	// notification), echoargs (the arguments as the server decoded them,
-	// case-insensitively, as Go's encoding/json does).
+	// case-insensitively, as Go's encoding/json does), fds (a notification
+	// written to every descriptor above 2, and the list of them), orphan
+	// (Arg: a file for the pid of a grandchild left holding stdout, in a
+	// session of its own with Method "setsid"; then exit mid-call).
 	Do     string `json:"do"`
 	Method string `json:"method,omitempty"`
 	Arg    string `json:"arg,omitempty"`
@@ -359,6 +362,11 @@ func (s *server) act(r *Received, a Action) bool {
 		}
 	case "exit":
 		return true
+	case "orphan":
+		leaveGrandchild(a.Arg, a.Method == "setsid")
+		return true
+	case "fds":
+		text = writeInheritedFDs()
 	case "stall":
 		return false
 	case "env":

@@ -17,7 +17,7 @@ func runAudit(_ context.Context, io *stdio, args []string) int {
 		fmt.Fprintln(io.err, "Usage: mcpform audit verify [FILE]")
 		fmt.Fprintln(io.err)
 		fmt.Fprintln(io.err, "Check the audit log's hash chain (default: the log mcpform run writes).")
-		fmt.Fprintln(io.err, "Exit status: 0 intact, 1 broken or unreadable, 2 usage.")
+		fmt.Fprintln(io.err, "Exit status: 0 intact, 1 broken, unreadable or a usage error.")
 	}
 	if len(args) == 0 || args[0] != "verify" {
 		usage()
@@ -26,7 +26,7 @@ func runAudit(_ context.Context, io *stdio, args []string) int {
 	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
 	fs.SetOutput(io.err)
 	fs.Usage = usage
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseArgs(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}

@@ -47,7 +47,7 @@ func parseClientConfigFlags(args []string, stderr io.Writer) (*clientConfigFlags
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return nil, err
 	}
 	c, err := onboard.ParseClient(client)

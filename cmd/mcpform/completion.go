@@ -37,7 +37,7 @@ func parseCompletionFlags(args []string, stderr io.Writer) (*completionFlags, er
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return nil, err
 	}
 	switch {

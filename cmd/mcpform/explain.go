@@ -23,7 +23,7 @@ func parseExplainFlags(args []string, stderr io.Writer) (explainFlags, error) {
 		fmt.Fprintln(stderr, "Usage: mcpform explain [RULE]")
 		fmt.Fprintln(stderr, "\nPrints what a rule id in a plan means: its grade, drift class, whether it is\nsecurity-relevant, and an example. Without RULE, lists every rule.")
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
 	rule, err := optionalArg(fs, stderr, "", "a rule id")

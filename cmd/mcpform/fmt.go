@@ -44,11 +44,11 @@ func parseFmtFlags(args []string, stderr io.Writer) (fmtFlags, error) {
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: mcpform fmt [-check] [-diff] [-list=false] [-write=false] [-recursive] [FILE|DIR|-]...")
-		fmt.Fprintln(stderr, "\nRewrites HCL files (*.hcl: mcp.hcl, *.mcp.hcl, variable files) in the canonical style.\nA file that does not parse is reported and left alone. \"-\" formats standard input to\nstandard output. Exit status: 0 done, 1 a file could not be read or parsed, 2 usage,\n3 with -check when a file is not formatted.")
+		fmt.Fprintln(stderr, "\nRewrites HCL files (*.hcl: mcp.hcl, *.mcp.hcl, variable files) in the canonical style.\nA file that does not parse is reported and left alone. \"-\" formats standard input to\nstandard output. Exit status: 0 done, 1 a file could not be read or parsed or a usage\nerror, 3 with -check when a file is not formatted.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
 	f.targets = fs.Args()
@@ -60,8 +60,7 @@ func parseFmtFlags(args []string, stderr io.Writer) (fmtFlags, error) {
 	}
 	for _, t := range f.targets {
 		if t == "-" && len(f.targets) > 1 {
-			fmt.Fprintln(stderr, "mcpform fmt: \"-\" (standard input) cannot be combined with other targets")
-			return f, errors.New("stdin with other targets")
+			return f, usageFailure(fs, stderr, "mcpform fmt: \"-\" (standard input) cannot be combined with other targets")
 		}
 	}
 	return f, nil

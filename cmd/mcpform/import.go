@@ -41,7 +41,7 @@ func parseImportFlags(args []string, stderr io.Writer) (*importFlags, error) {
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return nil, err
 	}
 	var err error

@@ -28,7 +28,7 @@ func parseInitFlags(args []string, stderr io.Writer) (initFlags, error) {
 		fmt.Fprintf(stderr, "\nFetches the git modules of the configuration in DIR (default .) into %s and\nrecords the source, ref and commit of each in %s, so that plan and\nvalidate work offline. Local modules need no init.\n\n", lang.ModulesDir, lang.ManifestFile)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
 	var err error

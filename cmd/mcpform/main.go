@@ -21,26 +21,32 @@ const version = "0.1.0"
 func main() {
 	sandbox.MaybeRunStage()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv})
+	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv, environ: os.Environ})
 	stop()
 	os.Exit(code)
 }
 
 // stdio is what a subcommand may touch of the outside world besides files:
-// its streams and its environment. Tests substitute all four.
+// its streams and its environment. Tests substitute them all.
 type stdio struct {
 	in     io.Reader
 	out    io.Writer
 	err    io.Writer
 	getenv func(string) string
+	// environ lists the environment as NAME=VALUE, for "did you mean"
+	// suggestions only; nil lists nothing.
+	environ func() []string
 }
 
 // Exit codes shared by every subcommand. verify, plan -detailed-exitcode and
-// fmt -check define further codes of their own.
+// fmt -check define further codes of their own. A usage error (a bad flag,
+// a missing or extra argument) is an error like any other, as in
+// terraform: 2 belongs to -detailed-exitcode's "changes", and a CI job must
+// never read a mistyped flag as a plan to review.
 const (
 	exitOK    = 0
 	exitError = 1
-	exitUsage = 2
+	exitUsage = exitError
 )
 
 // command is one subcommand. run receives the arguments after its name.
@@ -78,26 +84,29 @@ func run(ctx context.Context, args []string, io *stdio) int {
 	if !ok {
 		return code
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(io.err)
-		if len(args) == 0 {
-			return exitUsage
+		return exitUsage
+	}
+	if isHelpFlag(args[0]) || args[0] == "help" {
+		// Help asked for goes to stdout, as terraform's: `mcpform help |
+		// less` works. `help CMD [SUBCOMMAND]` is CMD's own help.
+		if args[0] == "help" && len(args) > 1 {
+			return runHelp(ctx, io, args[1], args[2:])
 		}
+		usage(io.out)
 		return exitOK
 	}
 	if args[0] == "-version" || args[0] == "--version" {
 		return runVersion(ctx, io, nil)
 	}
-	cmd, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(io.err, "mcpform: unknown command %q\n", args[0])
-		if s := suggest(args[0], commandNames()); s != "" {
-			fmt.Fprintf(io.err, "Did you mean %q?\n", s)
-		}
-		fmt.Fprintln(io.err, "Run \"mcpform help\" for the list of commands.")
-		return exitUsage
+	if _, ok := commands[args[0]]; !ok {
+		return unknownCommand(io, args[0])
 	}
-	return cmd.run(ctx, io, args[1:])
+	if wantsHelp(args[1:]) {
+		return runHelp(ctx, io, args[0], args[1:])
+	}
+	return commands[args[0]].run(ctx, io, args[1:])
 }
 
 // chdir applies a leading -chdir=DIR, as terraform does, before the

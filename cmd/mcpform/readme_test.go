@@ -152,11 +152,13 @@ func TestREADMEExitCodes(t *testing.T) {
 		want int
 	}{
 		{[]string{"version"}, 0},
-		{[]string{"no-such-command"}, 2},
+		{[]string{"no-such-command"}, 1},
 		{[]string{"verify", "-lock", filepath.Join(dir, "missing.lock")}, 2},
 		{[]string{"fmt", "-check", unformatted}, 3},
 		{[]string{"client-config", "-lock", filepath.Join(dir, "missing.lock")}, 1},
-		{[]string{"import", "-nope"}, 2},
+		{[]string{"import", "-nope"}, 1},
+		{[]string{"plan", "-nope", "-detailed-exitcode"}, 1},
+		{[]string{"help", "plan"}, 0},
 	} {
 		var out bytes.Buffer
 		io := &stdio{in: strings.NewReader(""), out: &out, err: &out, getenv: func(string) string { return "" }}

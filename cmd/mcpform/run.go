@@ -62,7 +62,7 @@ func parseRunFlags(args []string, io *stdio) (runFlags, error) {
 		fmt.Fprintln(io.err)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
 	if f.spin > runtime.MaxSpin {

@@ -62,11 +62,17 @@ func runTaintList(io *stdio, args []string) int {
 	fs := flag.NewFlagSet("taint list", flag.ContinueOnError)
 	fs.SetOutput(io.err)
 	asJSON := fs.Bool("json", false, "print the sessions as JSON")
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "Usage: mcpform taint list [-json]")
+		fmt.Fprintln(io.err, "\nLists the client sessions that read from a taint source: when, from which server and tool.")
+		fmt.Fprintln(io.err)
+		fs.PrintDefaults()
+	}
+	if err := parseArgs(fs, args); err != nil {
 		return exitUsage
 	}
 	if fs.NArg() != 0 {
-		fmt.Fprintln(io.err, "Usage: mcpform taint list [-json]")
+		usageFailure(fs, io.err, "mcpform taint list takes no arguments (got %q)", escape.String(fs.Arg(0)))
 		return exitUsage
 	}
 	s, err := openTaintStore(io)
@@ -115,11 +121,11 @@ func runTaintReset(io *stdio, args []string) int {
 	fs.SetOutput(io.err)
 	all := fs.Bool("all", false, "clear every session")
 	fs.Usage = func() { fmt.Fprintln(io.err, "Usage: mcpform taint reset SESSION | -all") }
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return exitUsage
 	}
 	if *all == (fs.NArg() == 1) || fs.NArg() > 1 {
-		fs.Usage()
+		usageFailure(fs, io.err, "mcpform taint reset takes one session, or -all")
 		return exitUsage
 	}
 	s, err := openTaintStore(io)

@@ -60,11 +60,11 @@ func parseValidateFlags(args []string, stderr io.Writer) (validateFlags, error) 
 	f.vars.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: mcpform validate [-json] [-no-color] [-var NAME=VALUE] [-var-file FILE] [DIR]")
-		fmt.Fprintln(stderr, "\nChecks mcp.hcl (and *.mcp.hcl) in DIR (default .): syntax, types, references,\nmodules and policy, evaluating everything as plan would, without starting a server.\nExit status: 0 valid, 1 invalid, 2 usage.")
+		fmt.Fprintln(stderr, "\nChecks mcp.hcl (and *.mcp.hcl) in DIR (default .): syntax, types, references,\nmodules and policy, evaluating everything as plan would, without starting a server.\nExit status: 0 valid, 1 invalid or a usage error.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
 	var err error

@@ -47,11 +47,11 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 		fmt.Fprintln(stderr, "and compares the live surface with mcp.lock. Needs no mcp.hcl: it is the CI gate.")
 		fmt.Fprintln(stderr, "\nExit codes: 0 in sync (informational drift is reported), 1 definitional drift")
 		fmt.Fprintln(stderr, "(informational too with -strict), 2 lock missing, unreadable or tampered,")
-		fmt.Fprintln(stderr, "3 a server could not be started or probed.")
+		fmt.Fprintln(stderr, "3 a server could not be started or probed. A usage error exits 1, as in every command.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return nil, err
 	}
 	f.names = fs.Args()

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestParseArgsInterspersed: flags may follow arguments, as in terraform
+// and cobra; "--" ends the flags, unless it is a flag's value.
+func TestParseArgsInterspersed(t *testing.T) {
+	type got struct {
+		Client, Out string
+		JSON        bool
+		Args        []string
+	}
+	for _, tc := range []struct {
+		args []string
+		want got
+	}{
+		{[]string{"github", "-client", "vscode"}, got{Client: "vscode", Args: []string{"github"}}},
+		{[]string{"-client=vscode", "github", "memory", "-json"}, got{Client: "vscode", JSON: true, Args: []string{"github", "memory"}}},
+		{[]string{"a", "-json=false", "b", "--client", "cursor", "c"}, got{Client: "cursor", Args: []string{"a", "b", "c"}}},
+		{[]string{"a", "--", "-json", "-client", "x"}, got{Args: []string{"a", "-json", "-client", "x"}}},
+		{[]string{"-o", "--", "a", "-json"}, got{Out: "--", JSON: true, Args: []string{"a"}}},
+		{[]string{"-", "-json"}, got{JSON: true, Args: []string{"-"}}},
+		{[]string{"--"}, got{Args: []string{}}},
+		{nil, got{Args: []string{}}},
+	} {
+		var g got
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.StringVar(&g.Client, "client", "", "")
+		fs.StringVar(&g.Out, "o", "", "")
+		fs.BoolVar(&g.JSON, "json", false, "")
+		if err := parseArgs(fs, tc.args); err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		g.Args = fs.Args()
+		if diff := cmp.Diff(tc.want, g); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", tc.args, diff)
+		}
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if err := parseArgs(fs, []string{"a", "-nope"}); err == nil {
+		t.Error("an unknown flag after an argument parsed")
+	}
+}

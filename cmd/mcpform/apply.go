@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mcpform/mcpform/apply"
 	"github.com/mcpform/mcpform/lang"
+	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/plan"
 	"github.com/mcpform/mcpform/plan/render"
 )
@@ -24,22 +26,33 @@ func parseApplyFlags(args []string, stderr io.Writer) (*applyFlags, error) {
 	f := &applyFlags{}
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.register(fs)
+	f.register(fs, true)
 	fs.BoolVar(&f.autoApprove, "auto-approve", false, "write the lock without asking (for automation after review)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: mcpform apply [flags] [PLANFILE]")
 		fmt.Fprintln(stderr, "\nWith PLANFILE (from mcpform plan -out), writes exactly that plan to mcp.lock and")
 		fmt.Fprintln(stderr, "refuses it if mcp.hcl or the lock changed since. Without, plans, shows the plan")
-		fmt.Fprintln(stderr, "and asks for \"yes\" (refused without a terminal unless -auto-approve).")
+		fmt.Fprintln(stderr, "and asks for \"yes\" (refused without a terminal or with -input=false, unless")
+		fmt.Fprintln(stderr, "-auto-approve). It waits -lock-timeout for another apply writing the lock.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return nil, err
 	}
 	var err error
 	if f.planFile, err = optionalArg(fs, stderr, "", "a saved plan"); err != nil {
 		return nil, err
+	}
+	if !f.lock {
+		// terraform's -lock=false is for a state lock left behind by a
+		// process that died. mcp.lock's lock is flock(2) (LockFileEx on
+		// Windows): the kernel drops it with its holder, so it is never
+		// left behind, and writing without it could interleave two writes.
+		return nil, usageFailure(fs, stderr, "mcpform apply: -lock=false is not supported: the lock on mcp.lock is released by the kernel when its holder exits, so a held lock means another apply is writing it now; use -lock-timeout=DURATION to wait for it")
+	}
+	if f.lockTimeout < 0 {
+		return nil, usageFailure(fs, stderr, "mcpform apply: -lock-timeout must not be negative")
 	}
 	return f, nil
 }
@@ -70,7 +83,7 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 		if p, _, code = makePlan(ctx, io, &f.configFlags); p == nil {
 			return code
 		}
-		if err := render.Human(io.out, p, render.Options{Color: color}); err != nil {
+		if err := render.Human(io.out, p, render.Options{Color: color, Errors: io.err}); err != nil {
 			fmt.Fprintf(io.err, "Error: %v\n", err)
 			return exitError
 		}
@@ -82,6 +95,12 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 			return exitOK
 		}
 		if !f.autoApprove {
+			if !f.input {
+				fmt.Fprintln(io.err, "\nError: apply needs your approval, and -input=false forbids asking for it.")
+				fmt.Fprintln(io.err, "Review the plan and pass -auto-approve, or save it with mcpform plan -out FILE")
+				fmt.Fprintln(io.err, "and apply that file. Nothing was written.")
+				return exitError
+			}
 			if !isTerminal(io.in) {
 				fmt.Fprintln(io.err, "\nError: apply needs your approval, and there is no terminal to ask on.")
 				fmt.Fprintln(io.err, "Review the plan and run mcpform apply in a terminal, or save it with")
@@ -96,7 +115,11 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 			}
 		}
 	}
-	res, err := apply.Apply(p)
+	res, err := apply.ApplyWith(p, apply.Options{LockTimeout: f.lockTimeout})
+	if errors.Is(err, lock.ErrLocked) {
+		fmt.Fprintf(io.err, "Error: %v.\nmcp.lock is locked: another mcpform apply is writing it. Nothing was written; run apply again, or wait for the lock with -lock-timeout=DURATION (e.g. -lock-timeout=30s).\n", err)
+		return exitError
+	}
 	if err != nil {
 		fmt.Fprintf(io.err, "Error: %v\n", err)
 		return exitError

@@ -9,7 +9,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
+	"time"
 
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/plan"
@@ -26,12 +29,23 @@ const (
 // shared by plan and apply.
 type configFlags struct {
 	varFlags
-	targets     []string
-	parallelism int
-	noColor     bool
+	targets         []string
+	parallelism     int
+	noColor         bool
+	compactWarnings bool
+	// input, lock and lockTimeout are terraform's flags of the same names,
+	// which CI scripts written for terraform pass (-input=false,
+	// -lock-timeout=5m); each command says what they mean for it.
+	input       bool
+	lock        bool
+	lockTimeout time.Duration
 }
 
-func (c *configFlags) register(fs *flag.FlagSet) {
+// register adds the flags to fs. writes is set for apply, which writes
+// mcp.lock and may ask for approval; for plan, which does neither, -input,
+// -lock and -lock-timeout are accepted so that terraform's command lines
+// work, and do nothing.
+func (c *configFlags) register(fs *flag.FlagSet, writes bool) {
 	c.varFlags.register(fs)
 	fs.Func("target", "limit to a server, by name or address (repeatable)", func(s string) error {
 		c.targets = append(c.targets, s)
@@ -39,6 +53,18 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&c.parallelism, "parallelism", 10, "how many servers to probe at once")
 	fs.BoolVar(&c.noColor, "no-color", false, "never colour the output")
+	fs.BoolVar(&c.compactWarnings, "compact-warnings", false, "show warnings about mcp.hcl in one line each")
+	inputUse := "as terraform's; plan never asks for input: variables come from -var, -var-file and MCPFORM_VAR_*"
+	lockUse := "as terraform's; plan takes no lock: it only reads mcp.lock, and apply checks a saved plan against the lock under the lock"
+	timeoutUse := "as terraform's; plan takes no lock, so it waits for none"
+	if writes {
+		inputUse = "ask for approval on a terminal; -input=false never asks, so apply needs -auto-approve or a PLANFILE"
+		lockUse = "only true: mcp.lock's lock is a kernel file lock that dies with its holder, never stale; a held lock means another apply is writing the lock now"
+		timeoutUse = "how long to wait while another apply holds mcp.lock's lock (0s: fail at once, as terraform)"
+	}
+	fs.BoolVar(&c.input, "input", true, inputUse)
+	fs.BoolVar(&c.lock, "lock", true, lockUse)
+	fs.DurationVar(&c.lockTimeout, "lock-timeout", 0, timeoutUse)
 }
 
 type planFlags struct {
@@ -54,7 +80,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (*planFlags, error) {
 	f := &planFlags{}
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.register(fs)
+	f.register(fs, false)
 	fs.StringVar(&f.out, "out", "", "save the plan to FILE for mcpform apply FILE")
 	fs.StringVar(&f.sarif, "sarif", "", "also write the plan's definitional changes to FILE as SARIF 2.1.0, for code scanning")
 	fs.BoolVar(&f.json, "json", false, "print the plan as JSON (see plan/render/JSON.md)")
@@ -67,16 +93,14 @@ func parsePlanFlags(args []string, stderr io.Writer) (*planFlags, error) {
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mcpform plan takes no arguments (got %q); use -target NAME\n", fs.Arg(0))
-		return nil, errors.New("arguments")
+		return nil, usageFailure(fs, stderr, "mcpform plan takes no arguments (got %q); use -target NAME", fs.Arg(0))
 	}
 	if f.json && f.markdown {
-		fmt.Fprintln(stderr, "-json and -markdown cannot be used together")
-		return nil, errors.New("flags")
+		return nil, usageFailure(fs, stderr, "mcpform plan: -json and -markdown cannot be used together")
 	}
 	return f, nil
 }
@@ -108,7 +132,7 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 	case f.markdown:
 		err = render.Markdown(io.out, p)
 	default:
-		err = render.Human(io.out, p, render.Options{Color: useColor(io, io.out, f.noColor)})
+		err = render.Human(io.out, p, render.Options{Color: useColor(io, io.out, f.noColor), Errors: io.err})
 		if err == nil && f.out != "" && len(p.Errors()) == 0 {
 			fmt.Fprintf(io.out, "\nSaved the plan to %s. To write exactly this plan to the lock, run:\n    mcpform apply %s\n", f.out, f.out)
 		}
@@ -117,7 +141,15 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 		fmt.Fprintf(io.err, "Error: %v\n", err)
 		return exitError
 	}
-	if len(p.Errors()) > 0 {
+	if errs := p.Errors(); len(errs) > 0 {
+		if f.json || f.markdown {
+			// The human plan said them on stderr; say them there for the
+			// machine forms too, so a CI log shows why plan failed.
+			for _, e := range errs {
+				first, _, _ := strings.Cut(e, "\n")
+				fmt.Fprintf(io.err, "Error: %s\n", escape.Visible(first))
+			}
+		}
 		return exitError
 	}
 	if f.detailedExitcode && p.HasChanges() {
@@ -130,9 +162,7 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 // printed why and returns a nil plan and the exit code.
 func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang.Config, int) {
 	cfg, diags := lang.Load(".", f.options(io))
-	if len(diags) > 0 {
-		lang.WriteDiagnostics(io.err, diags, cfg.Files, useColor(io, io.out, f.noColor), 0)
-	}
+	writeLoadDiagnostics(io, diags, cfg.Files, useColor(io, io.err, f.noColor), f.compactWarnings)
 	if diags.HasErrors() {
 		return nil, nil, exitError
 	}
@@ -141,6 +171,13 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 		fmt.Fprintf(io.err, "Error: %v\n", err)
 		return nil, nil, exitError
 	}
+	if !checkTargets(io, f.targets, cfg, current) {
+		return nil, nil, exitError
+	}
+	if len(f.targets) > 0 {
+		fmt.Fprint(io.err, targetingWarning)
+	}
+	warnEnvTypos(io, cfg, f.targets)
 	confine := newConfiner(io, cfg.Lockfile, defaultAuditPath(io))
 	defer confine.Close()
 	p, err := plan.Make(ctx, cfg, current, data, plan.Options{

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpform/mcpform/runtime/sandbox"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 	sandbox.MaybeRunStage()
 	cmds := map[string]func(){
 		"mcpform": func() {
-			os.Exit(run(context.Background(), os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv}))
+			os.Exit(run(context.Background(), os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv, environ: os.Environ}))
 		},
 	}
 	for name, f := range testCommands {
@@ -53,6 +54,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":   cmdExits,
 			"replace": cmdReplace,
+			"waitfor": cmdWaitFor,
 		},
 	})
 }
@@ -79,6 +81,21 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdWaitFor waits until a file exists, for a command started in the
+// background to reach a state: `waitfor held`. It gives up after a minute.
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfor FILE")
+	}
+	path := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("waitfor: %s did not appear within a minute", args[0])
 }
 
 // cmdReplace edits a file in place, as a user editing mcp.lock by hand

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lang"
+	"github.com/mcpform/mcpform/lock"
+)
+
+// targetingWarning is said on stderr whenever -target narrows a plan, as
+// terraform's "Resource targeting is in effect".
+const targetingWarning = `
+Warning: Targeting is in effect
+
+You are creating a plan with -target, so it covers only the servers named:
+the others are not probed, and their changes (and their removal from mcp.hcl)
+are not in it. apply keeps their lock entries as they are.
+
+The -target option is not for routine use: it is for exceptional situations
+such as a server that cannot be probed right now.
+
+`
+
+// writeLoadDiagnostics prints what lang.Load found, on stderr. With
+// compact, warnings are one line each after the errors, as terraform's
+// -compact-warnings prints them.
+func writeLoadDiagnostics(io *stdio, diags hcl.Diagnostics, files map[string][]byte, color, compact bool) {
+	if len(diags) == 0 {
+		return
+	}
+	if !compact {
+		lang.WriteDiagnostics(io.err, diags, files, color, 0)
+		return
+	}
+	var errs, warns hcl.Diagnostics
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			errs = append(errs, d)
+		} else {
+			warns = append(warns, d)
+		}
+	}
+	if len(errs) > 0 {
+		lang.WriteDiagnostics(io.err, errs, files, color, 0)
+	}
+	if len(warns) == 0 {
+		return
+	}
+	fmt.Fprintln(io.err, "\nWarnings:")
+	for _, w := range warns {
+		fmt.Fprintf(io.err, "\n- %s\n", escape.String(w.Summary))
+		if w.Subject != nil {
+			fmt.Fprintf(io.err, "  on %s line %d\n", escape.String(w.Subject.Filename), w.Subject.Start.Line)
+		}
+	}
+	fmt.Fprintln(io.err, "\nTo see the full warning notes, run mcpform without -compact-warnings.")
+}
+
+// checkTargets refuses a -target that names no server of the configuration
+// or the lock, with the closest name as a suggestion. plan.Make refuses
+// one too; checking here first is what can say "did you mean".
+func checkTargets(io *stdio, targets []string, cfg *lang.Config, current *lock.File) bool {
+	var known []string
+	for _, s := range cfg.Servers {
+		known = append(known, s.Name, s.Addr)
+	}
+	if current != nil {
+		for name := range current.Servers {
+			known = append(known, name, lockAddr(name))
+		}
+	}
+	sort.Strings(known)
+	ok := true
+	for _, t := range targets {
+		if slices.Contains(known, t) {
+			continue
+		}
+		ok = false
+		fmt.Fprintf(io.err, "Error: -target %q names no server of the configuration or the lock", escape.String(t))
+		if s := suggest(t, known); s != "" {
+			fmt.Fprintf(io.err, "; did you mean %q?", s)
+		}
+		fmt.Fprintln(io.err)
+	}
+	return ok
+}
+
+// lockAddr is the address of a lock name, "github.issues" →
+// "module.github.server.issues", as plan shows it.
+func lockAddr(name string) string {
+	parts := strings.Split(name, ".")
+	var b strings.Builder
+	for _, m := range parts[:len(parts)-1] {
+		b.WriteString("module." + m + ".")
+	}
+	b.WriteString("server." + parts[len(parts)-1])
+	return b.String()
+}
+
+// warnEnvTypos warns about an env name of a (targeted) server that is
+// unset while a set variable's name is within two edits of it: GITHUB_TOKNE
+// for GITHUB_TOKEN. The server would start without the variable and fail
+// in a way that never names it.
+func warnEnvTypos(io *stdio, cfg *lang.Config, targets []string) {
+	if io.environ == nil {
+		return
+	}
+	var set []string
+	for _, kv := range io.environ() {
+		if name, value, ok := strings.Cut(kv, "="); ok && name != "" && value != "" {
+			set = append(set, name)
+		}
+	}
+	sort.Strings(set)
+	for _, s := range cfg.Servers {
+		if len(targets) > 0 && !slices.Contains(targets, s.Name) && !slices.Contains(targets, s.Addr) {
+			continue
+		}
+		for _, name := range s.Env {
+			if io.getenv(name) != "" {
+				continue
+			}
+			if c := suggestEnv(name, set, s.Env); c != "" {
+				fmt.Fprintf(io.err, "Warning: server %q: %s is not set; did you mean %s, which is?\n", escape.String(s.Name), escape.String(name), escape.String(c))
+			}
+		}
+	}
+}
+
+// suggestEnv returns the set name closest to name, at most two edits away
+// and fewer edits than name has letters (so TZ does not suggest PS), that
+// the server does not list already; "" when there is none.
+func suggestEnv(name string, set, listed []string) string {
+	best, bestD := "", 3
+	for _, c := range set {
+		if c == name || slices.Contains(listed, c) {
+			continue
+		}
+		if d := editDistance(name, c); d < bestD && d < len(name) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"sort"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/runtime/taint"
 )
@@ -25,14 +27,14 @@ func runSuggestPolicy(_ context.Context, io *stdio, args []string) int {
 		fmt.Fprintln(io.err)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
 		return exitUsage
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
+		usageFailure(fs, io.err, "mcpform suggest-policy takes one argument, a server name of the lock")
 		return exitUsage
 	}
 	name := fs.Arg(0)
@@ -43,9 +45,27 @@ func runSuggestPolicy(_ context.Context, io *stdio, args []string) int {
 	}
 	e, ok := lf.Servers[name]
 	if !ok {
-		fmt.Fprintf(io.err, "mcpform suggest-policy: server %q is not in %s\n", escape.String(name), *lockPath)
+		var names []string
+		for n := range lf.Servers {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(io.err, "mcpform suggest-policy: server %q is not in %s", escape.String(name), *lockPath)
+		if s := suggest(name, names); s != "" {
+			fmt.Fprintf(io.err, "; did you mean %q?", s)
+		}
+		fmt.Fprintln(io.err)
 		return exitError
 	}
-	fmt.Fprint(io.out, taint.RenderHCL(name, taint.Suggest(e)))
+	// Printed as mcpform fmt would write it, so that a pasted block
+	// passes fmt -check as it is.
+	src := taint.RenderHCL(name, taint.Suggest(e))
+	out, diags := lang.Format([]byte(src), "suggest-policy")
+	if diags.HasErrors() {
+		fmt.Fprint(io.out, src)
+		fmt.Fprintf(io.err, "mcpform suggest-policy: the suggestion does not format (a bug in mcpform): %s\n", diags.Error())
+		return exitError
+	}
+	io.out.Write(out)
 	return exitOK
 }

@@ -19,4 +19,12 @@
 //	egress      let the egress proxy connect anywhere
 //	auditchain  write every audit record with an empty "prev"
 //	envwithheld pass mcpform's whole environment to the server
+//	mountns     leave the server the host's filesystem tree (no private root)
+//	memfd       let the server's memfds stay executable
+//	limits      set no resource limit (no cgroup, no rlimits)
+//	dupcloexec  make run's copy of the client's stream inheritable
+//	fdsweep     do not mark mcpform's descriptors close-on-exec before a server starts
+//	reaptree    leave a server's descendants running when it exits
+//	watchexit   notice a server's exit only by its output's end
+//	outcomefirst  release a call's result before its outcome is in the audit log
 package mutation

@@ -130,7 +130,7 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 	case f.json:
 		err = render.JSON(io.out, p)
 	case f.markdown:
-		err = render.Markdown(io.out, p)
+		err = render.MarkdownWithOptions(io.out, p, render.MarkdownOptions{FullOutputURL: render.JobURL(io.getenv)})
 	default:
 		err = render.Human(io.out, p, render.Options{Color: useColor(io, io.out, f.noColor), Errors: io.err})
 		if err == nil && f.out != "" && len(p.Errors()) == 0 {

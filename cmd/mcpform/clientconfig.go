@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/onboard"
 )
@@ -32,7 +33,7 @@ func parseClientConfigFlags(args []string, stderr io.Writer) (*clientConfigFlags
 	fs.SetOutput(stderr)
 	fs.StringVar(&client, "client", string(onboard.ClaudeDesktop), "the client: claude (Claude Desktop), claude-code, vscode or cursor")
 	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock whose servers the client should launch")
-	fs.BoolVar(&f.write, "write", false, "update the client's file in place (shows the diff, keeps a backup FILE.bak-TIME)")
+	fs.BoolVar(&f.write, "write", false, "update the client's file in place (shows the diff, keeps a backup in mcpform's state directory)")
 	fs.StringVar(&f.file, "file", "", "the client file -write updates (default: the client's usual file)")
 	fs.StringVar(&f.mcpform, "mcpform", "", "the mcpform binary the client launches (default: this one)")
 	fs.Usage = func() {
@@ -40,7 +41,11 @@ func parseClientConfigFlags(args []string, stderr io.Writer) (*clientConfigFlags
 		fmt.Fprintln(stderr, "\nPrints the client configuration that launches `mcpform run -lock LOCK NAME` for every locked")
 		fmt.Fprintln(stderr, "server (or the NAMEs), with absolute paths, ready to paste. With -write it updates the client's")
 		fmt.Fprintln(stderr, "file instead: it shows the diff, keeps a backup and replaces only the entries with the same")
-		fmt.Fprintln(stderr, "names, keeping their env; every other key and server stays as it was.")
+		fmt.Fprintln(stderr, "names, keeping their env; every other key and server, comments, layout, a byte order mark")
+		fmt.Fprintln(stderr, "and CRLF line endings stay as they were. In a workspace's .vscode/mcp.json or .cursor/mcp.json,")
+		fmt.Fprintln(stderr, "a file teams commit, paths under the workspace are written ${workspaceFolder}/... and others")
+		fmt.Fprintln(stderr, "under your home ${userHome}/..., which the editor expands. The backup goes to")
+		fmt.Fprintln(stderr, "$XDG_STATE_HOME/mcpform/backups (default ~/.local/state/mcpform/backups), never beside the file.")
 		fmt.Fprintln(stderr, "\nUsual files: claude ~/.config/Claude/claude_desktop_config.json (Linux) or")
 		fmt.Fprintln(stderr, "~/Library/Application Support/Claude/claude_desktop_config.json (macOS); claude-code ./.mcp.json;")
 		fmt.Fprintln(stderr, "vscode ./.vscode/mcp.json; cursor ./.cursor/mcp.json.")
@@ -88,16 +93,20 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 	for _, n := range names {
 		if env := lf.Servers[n].EnvPassthrough; len(env) > 0 {
 			fmt.Fprintf(io.err, "Note: %s reads %s from the environment: the client must start mcpform with %s set (an env block in the entry, or the client's own environment).\n",
-				n, strings.Join(env, ", "), map[bool]string{true: "it", false: "them"}[len(env) == 1])
+				n, strings.Join(env, ", "), pronoun(len(env)))
 		}
 	}
 
 	env := machineEnv(io)
 	if !f.write {
+		dst := onboard.DefaultFile(f.client, env)
+		ws := onboard.Workspace(f.client, dst, env)
+		launches = onboard.InWorkspace(launches, ws, env.Home)
 		io.out.Write(onboard.Snippet(f.client, launches))
-		if dst := onboard.DefaultFile(f.client, env); dst != "" {
+		if dst != "" {
 			fmt.Fprintf(io.err, "Paste this into %s (or run with -write), then restart %s.\n", display(dst, env), f.client.Title())
 		}
+		noteWorkspace(io.err, f.client, ws, launches, env)
 		return exitOK
 	}
 
@@ -108,6 +117,8 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 			return exitError
 		}
 	}
+	ws := onboard.Workspace(f.client, file, env)
+	launches = onboard.InWorkspace(launches, ws, env.Home)
 	current, err := os.ReadFile(file)
 	exists := err == nil
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -116,7 +127,7 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 	}
 	merged, err := onboard.Merge(f.client, current, launches)
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %s: %v\n", display(file, env), err)
+		fmt.Fprintf(io.err, "Error: %s: %s\n", display(file, env), escape.Visible(err.Error()))
 		return exitError
 	}
 	diff := onboard.Diff(display(file, env), display(file, env)+" (new)", current, merged)
@@ -126,15 +137,9 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 	}
 	io.out.Write([]byte(diff))
 	if exists {
-		backup := file + ".bak-" + time.Now().UTC().Format("20060102T150405.000Z")
-		// The client file may hold secrets in env blocks: the backup
-		// gets the file's own permissions.
-		mode := os.FileMode(0o600)
-		if st, err := os.Stat(file); err == nil {
-			mode = st.Mode().Perm()
-		}
-		if err := os.WriteFile(backup, current, mode); err != nil {
-			fmt.Fprintf(io.err, "Error: keeping a backup: %v\n", err)
+		backup, err := keepBackup(file, current, io.getenv, time.Now())
+		if err != nil {
+			fmt.Fprintf(io.err, "Error: keeping a backup of %s: %v\n", display(file, env), err)
 			return exitError
 		}
 		fmt.Fprintf(io.err, "Backup: %s\n", display(backup, env))
@@ -147,11 +152,121 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 		return exitError
 	}
 	fmt.Fprintf(io.err, "Updated %s: %d server(s) now launch mcpform run. Restart %s to use them.\n", display(file, env), len(launches), f.client.Title())
+	noteWorkspace(io.err, f.client, ws, launches, env)
 	if others := onboard.Bypassing(f.client, merged); len(others) > 0 {
+		quoted := make([]string, len(others))
+		for i, o := range others {
+			quoted[i] = escape.String(o)
+		}
 		fmt.Fprintf(io.err, "Note: %s still starts %s directly, past mcpform: remove %s from %s, or add %s to mcp.hcl, plan and apply.\n",
-			f.client.Title(), strings.Join(others, ", "), map[bool]string{true: "it", false: "them"}[len(others) == 1], display(file, env), map[bool]string{true: "it", false: "them"}[len(others) == 1])
+			f.client.Title(), strings.Join(quoted, ", "), pronoun(len(others)), display(file, env), pronoun(len(others)))
 	}
 	return exitOK
+}
+
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// noteWorkspace says, for a workspace's file, how its paths were written,
+// when any was.
+func noteWorkspace(w io.Writer, c onboard.Client, ws string, launches []onboard.Launch, env onboard.Env) {
+	rewritten := false
+	for _, l := range launches {
+		for _, a := range append([]string{l.Command}, l.Args...) {
+			if strings.HasPrefix(a, onboard.WorkspaceFolder) || strings.HasPrefix(a, onboard.UserHome) {
+				rewritten = true
+			}
+		}
+	}
+	if ws == "" || !rewritten {
+		return
+	}
+	d := display(ws, env)
+	if abs, err := filepath.Abs(ws); err == nil && abs == env.Dir {
+		d = "this directory"
+	}
+	fmt.Fprintf(w, "Note: paths under the workspace folder (%s) are written %s/..., and others under your home %s/..., which %s expands on each machine.\n",
+		d, onboard.WorkspaceFolder, onboard.UserHome, c.Title())
+}
+
+// backupDir is where client-config -write keeps the client files it
+// replaced: in mcpform's state directory beside the audit log
+// ($XDG_STATE_HOME/mcpform/backups, or ~/.local/state/mcpform/backups),
+// not beside the file. A backup beside .vscode/mcp.json is in the
+// workspace: the editor may read it and a team may commit it, with
+// whatever secrets its env blocks held.
+func backupDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "mcpform", "backups"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home = getenv("USERPROFILE")
+	}
+	if home == "" {
+		return "", errors.New("no state directory for it: set XDG_STATE_HOME or HOME")
+	}
+	return filepath.Join(home, ".local", "state", "mcpform", "backups"), nil
+}
+
+// backupName names the backup of the client file at abs by that path and
+// the time: /home/alice/proj/.vscode/mcp.json at t becomes
+// home-alice-proj-.vscode-mcp.json.bak-20260102T150405.000Z.
+func backupName(abs string, t time.Time) string {
+	p := filepath.ToSlash(abs)
+	if v := filepath.VolumeName(abs); v != "" {
+		p = strings.TrimSuffix(v, ":") + p[len(v):]
+	}
+	p = strings.Trim(p, "/")
+	p = strings.Map(func(r rune) rune {
+		if r == '/' || r == ':' || r == '\\' {
+			return '-'
+		}
+		return r
+	}, p)
+	return p + ".bak-" + t.UTC().Format("20060102T150405.000Z")
+}
+
+// keepBackup writes data, the client file's content before -write, to the
+// backup directory and returns the backup's path. The client file may hold
+// secrets in env blocks: the directory is private (0700) and the backup
+// gets the file's own permissions, at most 0600. It never replaces a file.
+func keepBackup(file string, data []byte, getenv func(string) string, now time.Time) (string, error) {
+	dir, err := backupDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	mode := os.FileMode(0o600)
+	if st, err := os.Stat(file); err == nil {
+		mode = st.Mode().Perm() & 0o600
+	}
+	name := filepath.Join(dir, backupName(abs, now))
+	for i := 1; ; i++ {
+		out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, os.ErrExist) && i < 100 {
+			name = filepath.Join(dir, fmt.Sprintf("%s.%d", backupName(abs, now), i))
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if _, err := out.Write(data); err != nil {
+			out.Close()
+			return "", err
+		}
+		return name, out.Close()
+	}
 }
 
 // mcpformBinary is the absolute path of the mcpform the client should

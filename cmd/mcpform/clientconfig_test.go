@@ -28,7 +28,8 @@ func TestParseClientConfigFlags(t *testing.T) {
 }
 
 // TestClientConfigWriteBackup checks what a script cannot: the backup holds
-// the file exactly as it was, with its permissions.
+// the file exactly as it was, with its permissions, in mcpform's state
+// directory (private), and nothing is left beside the file.
 func TestClientConfigWriteBackup(t *testing.T) {
 	dir := t.TempDir()
 	lockData, err := os.ReadFile("testdata/script/clientconfig_write.txtar")
@@ -46,14 +47,30 @@ func TestClientConfigWriteBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	io := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(string) string { return "" }}
+	state := filepath.Join(dir, "state")
+	io := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) string {
+		if k == "XDG_STATE_HOME" {
+			return state
+		}
+		return ""
+	}}
 	code := runClientConfig(context.Background(), io, []string{"-write", "-file", file, "-lock", lockPath, "-mcpform", "/opt/mcpform", "time"})
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	backups, _ := filepath.Glob(file + ".bak-*")
+	if beside, _ := filepath.Glob(file + "*.bak*"); len(beside) != 0 {
+		t.Errorf("a backup beside the file: %v", beside)
+	}
+	backupDir := filepath.Join(state, "mcpform", "backups")
+	backups, _ := filepath.Glob(filepath.Join(backupDir, "*-claude_desktop_config.json.bak-*"))
 	if len(backups) != 1 {
 		t.Fatalf("backups: %v", backups)
+	}
+	if !strings.Contains(errb.String(), "Backup: "+backups[0]+"\n") {
+		t.Errorf("the output does not name the backup %s:\n%s", backups[0], errb.String())
+	}
+	if st, err := os.Stat(backupDir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("backup directory: %v, %v; want 0700", st.Mode().Perm(), err)
 	}
 	got, _ := os.ReadFile(backups[0])
 	if !bytes.Equal(got, before) {
@@ -70,6 +87,53 @@ func TestClientConfigWriteBackup(t *testing.T) {
 		t.Errorf("file mode %v, want 0600 kept", st.Mode().Perm())
 	}
 	if !strings.Contains(out.String(), `-    "time": {"command": "uvx", "args": ["mcp-server-time"]}`) {
+		t.Errorf("diff on stdout:\n%s", out.String())
+	}
+}
+
+// TestClientConfigWriteWindowsFile: a .vscode/mcp.json saved on Windows,
+// with a UTF-8 BOM, CRLF line endings and a comment, is read and written
+// back with all three kept and no line ending in LF alone; the lock under
+// the workspace is written ${workspaceFolder}/mcp.lock.
+func TestClientConfigWriteWindowsFile(t *testing.T) {
+	dir := t.TempDir()
+	lockData, err := os.ReadFile("testdata/script/clientconfig_write.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lockText, _ := strings.Cut(string(lockData), "-- mcp.lock --\n")
+	if err := os.WriteFile(filepath.Join(dir, "mcp.lock"), []byte(lockText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, ".vscode", "mcp.json")
+	if err := os.Mkdir(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := "\xef\xbb\xbf{\r\n  // the team's servers\r\n  \"servers\": {\r\n    \"time\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"]},\r\n  },\r\n}\r\n"
+	if err := os.WriteFile(file, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	state := filepath.Join(t.TempDir(), "state")
+	io := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) string {
+		if k == "XDG_STATE_HOME" {
+			return state
+		}
+		return ""
+	}}
+	code := runClientConfig(context.Background(), io, []string{"-client", "vscode", "-write", "-file", file, "-lock", filepath.Join(dir, "mcp.lock"), "-mcpform", "/opt/mcpform", "time"})
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	after, _ := os.ReadFile(file)
+	want := "\xef\xbb\xbf{\r\n  // the team's servers\r\n  \"servers\": {\r\n    \"time\": {\r\n      \"type\": \"stdio\",\r\n      \"command\": \"/opt/mcpform\",\r\n      \"args\": [\"run\", \"-lock\", \"${workspaceFolder}/mcp.lock\", \"time\"]\r\n    },\r\n  },\r\n}\r\n"
+	if diff := cmp.Diff(want, string(after)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if strings.ContainsAny(out.String(), "\r\ufeff") {
+		t.Errorf("the diff shows a CR or the BOM:\n%q", out.String())
+	}
+	if !strings.Contains(out.String(), "+      \"args\": [\"run\", \"-lock\", \"${workspaceFolder}/mcp.lock\", \"time\"]\n") {
 		t.Errorf("diff on stdout:\n%s", out.String())
 	}
 }

@@ -102,6 +102,12 @@ const stderrLines, stderrBytes = 20, 4000
 
 func (e *ProbeError) Error() string {
 	var b strings.Builder
+	var se *StartError
+	if errors.As(e.Err, &se) {
+		fmt.Fprintf(&b, "probing server %q: %s: the server did not start: %s", escape.String(e.Server), e.Stage, se.Reason())
+		b.WriteString(se.Details())
+		return b.String()
+	}
 	fmt.Fprintf(&b, "probing server %q: %s: %v", escape.String(e.Server), e.Stage, e.Err)
 	if tail := lastLines(e.Stderr, stderrLines, stderrBytes); tail != "" {
 		b.WriteString("\nserver stderr (last lines):")
@@ -161,6 +167,21 @@ func Probe(ctx context.Context, spec ServerSpec) (*Surface, error) {
 			// Say which setting ran out rather than repeat the context's
 			// words; the wrapped error keeps errors.Is working.
 			err = &timeoutError{timeout: spec.Timeout, err: err}
+		}
+		// A server that could not be run, or exited or fell silent before
+		// it answered the handshake, did not start: say so, with what it
+		// was given.
+		var se *StartError
+		handshake := p.stage == "server/discover" || p.stage == "initialize"
+		switch {
+		case errors.As(err, &se):
+		case handshake && p.proc != nil && errors.Is(err, ErrServerClosed):
+			se = p.proc.StartError(p.stage, true, err)
+		case handshake && p.proc != nil && errors.Is(err, context.DeadlineExceeded):
+			se = p.proc.StartError(p.stage, false, err)
+		}
+		if se != nil {
+			return nil, &ProbeError{Server: spec.Name, Stage: p.stage, Err: se, Stderr: se.Stderr}
 		}
 		if errors.Is(err, ErrServerClosed) && p.proc != nil {
 			err = fmt.Errorf("%w (%s)", err, exitStatus(p.proc.Wait()))

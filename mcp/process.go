@@ -38,6 +38,11 @@ type Process struct {
 
 	closeOnce sync.Once
 	grace     time.Duration
+
+	// The names of the environment the server got and of those its spec
+	// listed that were not set, for a StartError.
+	env, unset []string
+	command    []string
 }
 
 // Start starts spec.Command directly (no shell) in its own session and
@@ -49,26 +54,35 @@ func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 	if len(spec.Command) == 0 || spec.Command[0] == "" {
 		return nil, errors.New("no command to start")
 	}
-	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
-	if cmd.Err != nil {
-		return nil, fmt.Errorf("starting %q: %w", spec.Command[0], cmd.Err)
-	}
-	cmd.Dir = spec.Dir
 	lookup := spec.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
 	// A non-nil, possibly empty slice: nil would hand the server all of
 	// mcpform's environment.
-	cmd.Env = make([]string, 0, len(spec.Env))
+	env := make([]string, 0, len(spec.Env))
 	if mutation.Off("envwithheld") {
-		cmd.Env = nil // all of mcpform's environment
+		env = nil // all of mcpform's environment
 	}
+	var got, unset []string
 	for _, name := range spec.Env {
 		if v, ok := lookup(name); ok {
-			cmd.Env = append(cmd.Env, name+"="+v)
+			env = append(env, name+"="+v)
+			got = append(got, name)
+		} else {
+			unset = append(unset, name)
 		}
 	}
+	notRun := func(err error) error {
+		return &StartError{Server: spec.Name, Stage: "start", Err: fmt.Errorf("starting %q: %w", spec.Command[0], err),
+			Env: got, Unset: unset, Command: spec.Command}
+	}
+	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
+	if cmd.Err != nil {
+		return nil, notRun(cmd.Err)
+	}
+	cmd.Dir = spec.Dir
+	cmd.Env = env
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -116,7 +130,7 @@ func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 		if cleanup != nil {
 			cleanup()
 		}
-		return nil, fmt.Errorf("starting %q: %w", spec.Command[0], err)
+		return nil, notRun(err)
 	}
 	closeChildEnds()
 
@@ -134,6 +148,9 @@ func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 		exited:  make(chan struct{}),
 		cleanup: cleanup,
 		grace:   grace,
+		env:     got,
+		unset:   unset,
+		command: spec.Command,
 	}
 	go func() {
 		defer close(p.errDone)
@@ -186,6 +203,24 @@ func (p *Process) Exited() <-chan struct{} { return p.exited }
 func (p *Process) Wait() error {
 	<-p.exited
 	return p.waitErr
+}
+
+// StartError returns a *StartError for this server, which did not answer
+// stage: exited says it exited (or closed its output) first, and err is
+// the underlying error. It waits for the server's exit status only when
+// the server exited.
+func (p *Process) StartError(stage string, exited bool, err error) *StartError {
+	se := &StartError{Server: p.Name, Stage: stage, Exited: exited, Err: err,
+		Env: p.env, Unset: p.unset, Command: p.command}
+	if exited {
+		if status := p.Close(); status != nil {
+			se.Status = status.Error()
+		} else {
+			se.Status = "exit status 0"
+		}
+	}
+	se.Stderr = p.StderrTail()
+	return se
 }
 
 // StderrTail returns the last bytes (up to 64 KiB) the server wrote to

@@ -15,9 +15,6 @@ import (
 	"github.com/mcpform/mcpform/runtime/sandbox"
 )
 
-// version is mcpform's own version, checked against required_version.
-const version = "0.1.0"
-
 func main() {
 	sandbox.MaybeRunStage()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -149,11 +146,6 @@ func usage(w io.Writer) {
 	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-16s %s\n", n, commands[n].synopsis)
 	}
-}
-
-func runVersion(_ context.Context, io *stdio, _ []string) int {
-	fmt.Fprintf(io.out, "mcpform v%s\n", version)
-	return exitOK
 }
 
 // suggest returns the candidate closest to s by edit distance, or "" when

@@ -26,6 +26,19 @@ type Options struct {
 	// Version is the running mcpform's version, checked against
 	// required_version. Empty skips the check.
 	Version string
+	// LookPath finds a bare program name (command[0] = "mcp-server-x") as
+	// run will, on mcpform's own PATH, so that Load can warn about a
+	// #!/usr/bin/env script started without PATH (see LauncherOf). It
+	// returns "" when the name is not found; nil looks at no bare name.
+	// Only warnings depend on it, never a value.
+	LookPath func(prog string) string
+	// Validate evaluates without values for root variables, as terraform
+	// validate checks a configuration "regardless of any provided
+	// variables": a required variable without a value is unknown (of its
+	// declared type), not an error, and the checks that need its value are
+	// skipped; values that are given are still checked. plan and apply
+	// leave it false: they need every value.
+	Validate bool
 }
 
 // Config is an evaluated configuration: plain values, no HCL.

@@ -20,10 +20,12 @@ type scope struct {
 	vars   map[string]cty.Value
 	locals map[string]cty.Value
 	ctx    *hcl.EvalContext
+	// head reads the start of a server's program, for checkLauncher.
+	head func(prog string) []byte
 }
 
 func (l *loader) newScope(m *module, vars map[string]cty.Value) *scope {
-	s := &scope{m: m, vars: vars, locals: map[string]cty.Value{}}
+	s := &scope{m: m, vars: vars, locals: map[string]cty.Value{}, head: l.programHead}
 	s.ctx = &hcl.EvalContext{
 		Variables: map[string]cty.Value{
 			"var":   cty.ObjectVal(vars),

@@ -82,7 +82,7 @@ locals {
 
 server "time" {
   command  = ["uvx", local.pkg]
-  env      = ["TZ", "LANG"]
+  env      = ["TZ", "LANG", "PATH", "HOME"]
   protocol = "2026-07-28"
   timeout  = "1m30s"
   version  = "1.4.0"
@@ -144,7 +144,7 @@ server "empty_sandbox" {
 		{
 			Name: "time", Addr: "server.time",
 			Command:            []string{"uvx", "mcp-server-time==2026.8.18"},
-			Env:                []string{"TZ", "LANG"},
+			Env:                []string{"TZ", "LANG", "PATH", "HOME"},
 			Protocol:           "2026-07-28",
 			Timeout:            90 * time.Second,
 			Version:            "1.4.0",
@@ -370,7 +370,10 @@ module "github" {
   source = "./modules/github"
   token_env = "GH_TOKEN"
 }
-server "time" { command = ["uvx", "mcp-server-time"] }
+server "time" {
+  command = ["uvx", "mcp-server-time"]
+  env     = ["PATH", "HOME"]
+}
 `,
 		"modules/github/mcp.hcl": `
 variable "token_env" { type = string }

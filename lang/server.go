@@ -74,9 +74,12 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 			srv.Command = checkCommand(a, v, &diags)
 		}
 	}
+	envKnown := true // false when env is unknown (validate without variables) or wrong
 	if a, ok := content.Attributes["env"]; ok {
 		if v, ok := s.stringList(a, &diags); ok {
 			srv.Env = checkEnv(a, v, &diags)
+		} else {
+			envKnown = false
 		}
 	}
 	if a, ok := content.Attributes["protocol"]; ok {
@@ -172,10 +175,31 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 			}
 		}
 	}
+	diags = withoutUnknownLabels(diags)
 	if diags.HasErrors() || srv.Command == nil {
 		return nil, diags
 	}
+	if envKnown {
+		diags = append(diags, s.checkLauncher(srv, content.Attributes["command"], content.Attributes["env"])...)
+	}
 	return srv, diags
+}
+
+// withoutUnknownLabels drops HCL's error for a dynamic block whose labels
+// are not known, which is what a for_each over an unknown value gives
+// (hcl's dynblock cannot make a block without its labels). A value is
+// unknown only in validate, for a variable without a value, where the
+// block is left out as every other check that needs the value is, or
+// after an error already reported, which this one would only repeat.
+func withoutUnknownLabels(diags hcl.Diagnostics) hcl.Diagnostics {
+	out := diags[:0:0]
+	for _, d := range diags {
+		if d.Summary == "Invalid dynamic block label" && strings.Contains(d.Detail, "not yet known") {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 func moduleAddr(path []string) string {

@@ -20,7 +20,8 @@ server "files" {
     # as path.tmp (or $${TMP}); mcpform run expands it.
     "${path.tmp}/x",
   ]
-  timeout = "60s" # npx may download the package on first use
+  env     = ["PATH", "HOME"] # npx finds node through PATH, its cache under HOME
+  timeout = "60s"            # npx may download the package on first use
 
   sandbox {
     filesystem {

@@ -11,5 +11,5 @@ module "notes" {
 
 server "time" {
   command = ["uvx", "mcp-server-time==2026.8.18"]
-  env     = ["TZ"]
+  env     = ["TZ", "PATH", "HOME"]
 }

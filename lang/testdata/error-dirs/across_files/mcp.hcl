@@ -1,5 +1,6 @@
 server "time" {
   command = ["uvx", "mcp-server-time"]
+  env     = ["PATH", "HOME"]
 }
 
 locals {

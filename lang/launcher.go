@@ -1,0 +1,246 @@
+package lang
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// A server gets only the environment variables its env lists, PATH and
+// HOME included (runtime starts it with nothing else). Most servers are
+// started through a launcher that needs both: npx finds node through PATH
+// and keeps its package cache under HOME. Such a server fails only when
+// plan starts it, after its timeout; validate warns first, and import
+// writes the names.
+//
+// The launchers, by the program command[0] names (its base name, without a
+// Windows .exe/.cmd/.bat, and looked through a Windows `cmd /c` wrapper):
+//
+//	npx, npm exec, npm x         PATH (node, the package's own #!/usr/bin/env node), HOME (~/.npm)
+//	pnpm dlx, pnpx               PATH, HOME (pnpm's store and cache)
+//	yarn dlx                     PATH, HOME (yarn's cache)
+//	bunx, bun x                  PATH, HOME (~/.bun/install/cache)
+//	uvx, uv tool run, uv run     PATH (python), HOME (uv's cache, ~/.cache/uv)
+//	pipx run                     PATH (python), HOME (pipx's cache, ~/.local)
+//	a #!/usr/bin/env NAME script PATH: env finds NAME (node, python3, …) there
+//
+// A script is command[0] when its first line is a #!/usr/bin/env (or
+// /bin/env) line: a path (absolute, or relative to the configuration's
+// directory, where servers start), or a bare name found on mcpform's own
+// PATH, as run finds it, such as a server `npm install -g` put there.
+// Another program (a Go or Rust binary, `#!/usr/bin/python3`, `go run`) is
+// not a launcher here: it may need no environment at all, and a warning
+// for every server would be noise.
+
+// Launcher is how a command starts its server, when that needs variables
+// of the environment.
+type Launcher struct {
+	// Name is the launcher as the user knows it: "npx", "pnpm dlx",
+	// "a #!/usr/bin/env node script".
+	Name string
+	// Needs lists the variables it needs, PATH first.
+	Needs []string
+	// Why says what each is for, as a clause: "PATH to find node and HOME
+	// for its package cache".
+	Why string
+}
+
+// launchers are the package runners, by program and, for those run as a
+// subcommand, the subcommands that launch.
+var launchers = []struct {
+	prog string
+	sub  []string
+	why  string
+}{
+	{"npx", nil, "PATH to find node (and the package's own commands) and HOME for npm's package cache"},
+	{"npm", []string{"exec", "x"}, "PATH to find node (and the package's own commands) and HOME for npm's package cache"},
+	{"pnpx", nil, "PATH to find node and HOME for pnpm's store and cache"},
+	{"pnpm", []string{"dlx"}, "PATH to find node and HOME for pnpm's store and cache"},
+	{"yarn", []string{"dlx"}, "PATH to find node and HOME for yarn's cache"},
+	{"bunx", nil, "PATH to find the package's commands and HOME for bun's install cache"},
+	{"bun", []string{"x"}, "PATH to find the package's commands and HOME for bun's install cache"},
+	{"uvx", nil, "PATH to find python and HOME for uv's cache"},
+	{"uv", []string{"run", "tool"}, "PATH to find python and HOME for uv's cache"},
+	{"pipx", []string{"run"}, "PATH to find python and HOME for pipx's cache"},
+}
+
+// LauncherOf reports the launcher argv starts its server with. head
+// returns the first bytes of the program argv[0] names (nil when it cannot
+// be read, or to look at names only); a nil head looks at names only.
+func LauncherOf(argv []string, head func(prog string) []byte) (Launcher, bool) {
+	if len(argv) == 0 {
+		return Launcher{}, false
+	}
+	if progBase(argv[0]) == "cmd" && len(argv) > 2 && strings.EqualFold(argv[1], "/c") {
+		argv = argv[2:]
+	}
+	prog := progBase(argv[0])
+	for _, l := range launchers {
+		if prog != l.prog {
+			continue
+		}
+		name := l.prog
+		if l.sub != nil {
+			sub := firstArg(argv[1:])
+			if !slices.Contains(l.sub, sub) {
+				continue
+			}
+			name += " " + sub
+		}
+		return Launcher{Name: name, Needs: []string{"PATH", "HOME"}, Why: l.why}, true
+	}
+	if head == nil {
+		return Launcher{}, false
+	}
+	if interp, ok := EnvShebang(head(argv[0])); ok {
+		return Launcher{
+			Name:  "a #!/usr/bin/env " + interp + " script",
+			Needs: []string{"PATH"},
+			Why:   "PATH to find " + interp,
+		}, true
+	}
+	return Launcher{}, false
+}
+
+// firstArg is the first argument that is not a flag: the subcommand of
+// `npm --yes exec …`.
+func firstArg(args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
+}
+
+// EnvShebang returns the interpreter a "#!/usr/bin/env NAME" first line
+// names (env -S and env's other flags skipped); ok is false for any other
+// start, including "#!/usr/bin/python3", which needs no PATH.
+func EnvShebang(head []byte) (string, bool) {
+	line, ok := bytes.CutPrefix(head, []byte("#!"))
+	if !ok {
+		return "", false
+	}
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	fields := strings.Fields(string(line))
+	if len(fields) < 2 || filepath.Base(fields[0]) != "env" {
+		return "", false
+	}
+	for _, f := range fields[1:] {
+		if strings.HasPrefix(f, "-") || strings.Contains(f, "=") {
+			continue // -S, -i, NAME=value
+		}
+		return filepath.Base(f), true
+	}
+	return "", false
+}
+
+// progBase is a program's base name without a Windows extension,
+// lowercase: "C:\…\npx.cmd" is npx.
+func progBase(p string) string {
+	if j := strings.LastIndexAny(p, `/\`); j >= 0 {
+		p = p[j+1:]
+	}
+	p = strings.ToLower(p)
+	for _, ext := range []string{".cmd", ".exe", ".bat"} {
+		p = strings.TrimSuffix(p, ext)
+	}
+	return p
+}
+
+// headBytes is how much of a program checkLauncher reads: a #! line.
+const headBytes = 256
+
+// ReadHead returns the first bytes of the file name, nil when it cannot be
+// read or is not a regular file.
+func ReadHead(name string) []byte {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, headBytes))
+	return b
+}
+
+// LookPath finds a bare program name in the directories of path (a PATH
+// value), as exec.LookPath does, without reading the process environment:
+// "" when it is not there.
+func LookPath(prog, path string) string {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // a relative PATH entry would depend on where mcpform runs
+		}
+		p := filepath.Join(dir, prog)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// programHead returns the head of the program argv[0] names, resolved as
+// run resolves it: an absolute path as is, a relative path from the
+// configuration's directory, a bare name through opts.LookPath (none
+// without it).
+func (l *loader) programHead(prog string) []byte {
+	switch {
+	case filepath.IsAbs(prog):
+	case strings.ContainsAny(prog, `/\`):
+		prog = filepath.Join(l.root, prog)
+	default:
+		if l.opts.LookPath == nil {
+			return nil
+		}
+		if prog = l.opts.LookPath(prog); prog == "" {
+			return nil
+		}
+	}
+	return ReadHead(prog)
+}
+
+// checkLauncher warns when srv starts through a launcher and its env does
+// not pass what the launcher needs. env is the env attribute (nil when the
+// server has none), command the command attribute.
+func (s *scope) checkLauncher(srv *Server, command, env *hcl.Attribute) hcl.Diagnostics {
+	l, ok := LauncherOf(srv.Command, s.head)
+	if !ok {
+		return nil
+	}
+	var missing []string
+	for _, n := range l.Needs {
+		if !slices.Contains(srv.Env, n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	subject := command.Expr.Range()
+	if env != nil {
+		subject = env.Expr.Range()
+	}
+	quoted := make([]string, 0, len(srv.Env)+len(missing))
+	for _, n := range append(slices.Clone(srv.Env), missing...) {
+		quoted = append(quoted, fmt.Sprintf("%q", n))
+	}
+	names := strings.Join(missing, " and ")
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagWarning,
+		Summary:  fmt.Sprintf("Launcher without %s", names),
+		Detail: fmt.Sprintf("%s starts through %s, which needs %s, but a server gets only the environment variables its env lists, so it would fail to start. Add %s to env: env = [%s] (names only: the values are read when the server starts).",
+			srv.Addr, l.Name, l.Why, names, strings.Join(quoted, ", ")),
+		Subject: &subject,
+	}}
+}

@@ -1,11 +1,13 @@
 package lang
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // TestExamples parses and evaluates every example configuration, and checks
@@ -59,8 +61,10 @@ func TestQuickstart(t *testing.T) {
 	}
 }
 
-// TestExampleFile evaluates mcp.hcl.example, with its git module standing in
-// as if mcpform init had fetched it.
+// TestExampleFile evaluates mcp.hcl.example as the file says to check it on
+// a fresh clone: saved as mcp.hcl at the repository's root, with no network
+// and no mcpform init (its module is a local directory under examples/), and
+// as validate does, with the launcher checks on.
 func TestExampleFile(t *testing.T) {
 	src, err := os.ReadFile("../mcp.hcl.example")
 	if err != nil {
@@ -69,25 +73,54 @@ func TestExampleFile(t *testing.T) {
 	if out, diags := Format(src, "mcp.hcl.example"); diags.HasErrors() || string(out) != string(src) {
 		t.Errorf("mcp.hcl.example is not formatted: %v", diags)
 	}
-	source := "git::https://github.com/acme/mcp-modules.git//github?ref=v1.2.0"
-	dir := writeTree(t, t.TempDir(), map[string]string{
-		"mcp.hcl": string(src),
-		".mcpform/modules/modules.json": `{"modules": [{"key": "github", "source": "` + source + `", "ref": "v1.2.0",
-			"commit": "0123456789abcdef0123456789abcdef01234567", "dir": ".mcpform/modules/github"}]}`,
-		".mcpform/modules/github/github/mcp.hcl": `
-variable "token_env" { type = string }
-server "issues" {
-  command = ["github-mcp-server", "stdio"]
-  env     = [var.token_env]
+	if !strings.Contains(string(src), "cp mcp.hcl.example mcp.hcl && mcpform validate") {
+		t.Error("mcp.hcl.example no longer says how to check it")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ConfigFile)); err == nil {
+		t.Skip("the repository root has an mcp.hcl of its own")
+	}
+	fsys := exampleFS{root: root, src: src}
+	for _, opts := range []Options{{Version: "0.1.0"}, {Version: "0.1.0", Validate: true}} {
+		cfg, diags := load(fsys, root, opts)
+		if len(diags) > 0 {
+			var buf bytes.Buffer
+			WriteDiagnostics(&buf, diags, cfg.Files, false, 0)
+			t.Fatalf("mcp.hcl.example (Validate %v): unexpected diagnostics:\n%s", opts.Validate, buf.String())
+		}
+		var names []string
+		for _, s := range cfg.Servers {
+			names = append(names, s.Name)
+		}
+		if got := strings.Join(names, " "); got != "fetch github.issues time" {
+			t.Errorf("servers = %s", got)
+		}
+	}
 }
-`,
-	})
-	cfg := mustLoad(t, dir, Options{Version: "0.1.0"})
-	var names []string
-	for _, s := range cfg.Servers {
-		names = append(names, s.Name)
+
+// exampleFS is the file system with mcp.hcl.example standing in as
+// root/mcp.hcl.
+type exampleFS struct {
+	root string
+	src  []byte
+}
+
+func (f exampleFS) ReadFile(name string) ([]byte, error) {
+	if name == filepath.Join(f.root, ConfigFile) {
+		return f.src, nil
 	}
-	if got := strings.Join(names, " "); got != "fetch github.issues time" {
-		t.Errorf("servers = %s", got)
+	return osFS{}.ReadFile(name)
+}
+
+func (f exampleFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	entries, err := osFS{}.ReadDir(name)
+	if err != nil || name != f.root {
+		return entries, err
 	}
+	mfs := fstest.MapFS{ConfigFile: {Data: f.src}}
+	extra, err := mfs.ReadDir(".")
+	return append(entries, extra...), err
 }

@@ -229,6 +229,12 @@ func (l *loader) rootVariables(m *module) (map[string]cty.Value, hcl.Diagnostics
 		from := valueSource{what: "its default", rng: &v.defRange}
 		switch {
 		case !ok:
+			if v.def == cty.NilVal && l.opts.Validate {
+				// validate checks the configuration for every value:
+				// what depends on this one is checked once it is known.
+				vals[v.name] = cty.UnknownVal(v.typ)
+				continue
+			}
 			if v.def == cty.NilVal {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,

@@ -40,7 +40,9 @@ func (v *varFlags) register(fs *flag.FlagSet) {
 
 // options is what lang.Load needs from the command line and environment.
 func (v *varFlags) options(io *stdio) lang.Options {
-	return lang.Options{Vars: v.vars, VarFiles: v.files, Getenv: io.getenv, Version: version}
+	return lang.Options{Vars: v.vars, VarFiles: v.files, Getenv: io.getenv, Version: version,
+		// As run finds command[0], for the launcher warning only.
+		LookPath: func(prog string) string { return lang.LookPath(prog, io.getenv("PATH")) }}
 }
 
 // validateFlags is mcpform validate's command line.
@@ -80,7 +82,12 @@ func runValidate(_ context.Context, io *stdio, args []string) int {
 		}
 		return exitUsage
 	}
-	cfg, diags := lang.Load(f.dir, f.vars.options(io))
+	// Like terraform validate, without values for the root variables:
+	// those not given are unknown, and what depends on them is checked by
+	// plan.
+	opts := f.vars.options(io)
+	opts.Validate = true
+	cfg, diags := lang.Load(f.dir, opts)
 	if f.json {
 		if err := lang.WriteDiagnosticsJSON(io.out, diags, cfg.Files); err != nil {
 			fmt.Fprintf(io.err, "mcpform validate: %v\n", err)

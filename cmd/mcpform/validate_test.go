@@ -53,8 +53,13 @@ func runLangCmd(t *testing.T, env map[string]string, stdin string, args ...strin
 func TestValidateExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "mcp.hcl"), []byte("variable \"v\" {}\nserver \"s\" {\n  command = [var.v]\n}\n"), 0o644)
-	if code, _, stderr := runLangCmd(t, nil, "", "validate", dir); code != exitError || !strings.Contains(stderr, "No value for required variable") {
-		t.Errorf("without v: code %d, stderr %q", code, stderr)
+	// validate checks the configuration without values, as terraform
+	// validate does; plan needs them.
+	if code, stdout, stderr := runLangCmd(t, nil, "", "validate", dir); code != exitOK || !strings.Contains(stdout, "Success!") || stderr != "" {
+		t.Errorf("validate without v: code %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if code, _, stderr := runLangCmd(t, nil, "", "-chdir="+dir, "plan"); code != exitError || !strings.Contains(stderr, "No value for required variable") {
+		t.Errorf("plan without v: code %d, stderr %q", code, stderr)
 	}
 	if code, stdout, _ := runLangCmd(t, map[string]string{"MCPFORM_VAR_v": "x"}, "", "validate", dir); code != exitOK || !strings.Contains(stdout, "Success!") {
 		t.Errorf("with MCPFORM_VAR_v: code %d, stdout %q", code, stdout)
@@ -64,5 +69,35 @@ func TestValidateExitCodes(t *testing.T) {
 	}
 	if code, _, _ := runLangCmd(t, nil, "", "validate", "-h"); code != exitOK {
 		t.Errorf("-h: code %d, want 0", code)
+	}
+}
+
+// TestValidateExampleFile runs validate on mcp.hcl.example as the file
+// says to on a fresh clone ("cp mcp.hcl.example mcp.hcl && mcpform
+// validate" at the root): its module is a local directory under examples/,
+// so it needs no network and no init, and it has no warning.
+func TestValidateExampleFile(t *testing.T) {
+	src, err := os.ReadFile("../../mcp.hcl.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mcp.hcl"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(examples, filepath.Join(dir, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PATH": "/usr/bin:/bin", "HOME": dir}
+	code, stdout, stderr := runLangCmd(t, env, "", "-chdir="+dir, "validate")
+	if code != exitOK || stdout != "Success! The configuration is valid.\n" || stderr != "" {
+		t.Errorf("validate mcp.hcl.example: code %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".mcpform")); err == nil {
+		t.Error("validate fetched modules: it must not need init")
 	}
 }

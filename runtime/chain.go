@@ -107,6 +107,13 @@ func rpcError(code int64, msg string) *Response {
 // (seed 000, "Drift classes").
 const CodeQuarantined = -32002
 
+// CodeStartFailed is the error every request gets when the server did not
+// start (it could not be run, exited, or did not answer the handshake in
+// time): -32603, as for a server that exits mid-call. It is not
+// CodeQuarantined, which means drift: a server that did not start showed
+// no surface to compare.
+const CodeStartFailed = mcp.CodeInternalError
+
 // codeTimeout is the error for a request the server did not answer in time
 // (the code the MCP SDKs use for a request timeout).
 const codeTimeout = -32001

@@ -146,6 +146,14 @@ type proxy struct {
 	// definitional drift was found. Both are read on every request.
 	gate        atomic.Pointer[chan struct{}]
 	quarantined atomic.Pointer[string]
+	// startFailed holds the message every request gets once the server
+	// did not start (startErr says why); startDone is closed once the
+	// start-up check knows whether it did. ending is set before the run
+	// stops the server, whose end is then no start failure.
+	startFailed atomic.Pointer[string]
+	startErr    atomic.Pointer[mcp.StartError]
+	startDone   chan struct{}
+	ending      atomic.Bool
 	verifyMu    sync.Mutex
 	verifying   bool
 	dirty       [4]bool
@@ -233,6 +241,7 @@ func newProxy(opts Options) (*proxy, error) {
 		srvByUp:   map[mcp.ID]mcp.ID{},
 		srvTokens: map[string]bool{},
 		srvSem:    make(chan struct{}, 16),
+		startDone: make(chan struct{}),
 	}
 	p.out = newLineWriter(rawIO(opts.Stdout), 4<<20, false, 0, p.clientWriteFailed)
 	p.out.before = p.flushAudit
@@ -290,6 +299,28 @@ func (p *proxy) logf(format string, args ...any) {
 	p.stderrMu.Unlock()
 }
 
+// logLine writes one line mcpform composed to stderr. The line quotes
+// server text escaped at its source (a StartError's stderr tail), so it is
+// made visible, not escaped again.
+func (p *proxy) logLine(line string) {
+	p.stderrMu.Lock()
+	fmt.Fprintf(p.opts.Stderr, "mcpform run %s: %s\n", escape.String(p.name), escape.Visible(line))
+	p.stderrMu.Unlock()
+}
+
+// StartFailedError is a run whose server did not start (Unwrap gives the
+// *mcp.StartError). The client got the whole account for each request and
+// stderr got it as it happened, so its message is one line.
+type StartFailedError struct {
+	Err *mcp.StartError
+}
+
+func (e *StartFailedError) Error() string {
+	return fmt.Sprintf("server %q did not start: %s (the details are above)", escape.String(e.Err.Server), e.Err.Reason())
+}
+
+func (e *StartFailedError) Unwrap() error { return e.Err }
+
 // outcomeBurst is how many waiting records make the server's reader append
 // them itself rather than leave them to the next request's append.
 const outcomeBurst = 16
@@ -344,6 +375,10 @@ func (p *proxy) run(ctx context.Context) error {
 		ShutdownGrace: p.opts.ShutdownGrace,
 	})
 	if err != nil {
+		var se *mcp.StartError
+		if errors.As(err, &se) {
+			return p.serveStartFailure(ctx, se)
+		}
 		return fmt.Errorf("starting server %q: %w", escape.String(p.name), err)
 	}
 	p.proc = proc
@@ -371,6 +406,7 @@ func (p *proxy) run(ctx context.Context) error {
 		if err != nil {
 			result = err
 		}
+		p.ending.Store(true)
 		p.shutdown()
 		stderr.flush()
 	case <-p.up.Done():
@@ -383,6 +419,20 @@ func (p *proxy) run(ctx context.Context) error {
 			stderr.flush()
 			return af
 		}
+		<-p.startDone
+		if p.startErr.Load() != nil {
+			// It did not start: the client keeps getting the reason
+			// for each request until it leaves.
+			select {
+			case result = <-clientDone:
+			case <-ctx.Done():
+				result = ctx.Err()
+			}
+			p.drain()
+			p.shutdown()
+			stderr.flush()
+			break
+		}
 		p.drain()
 		status := proc.Close()
 		stderr.flush()
@@ -394,6 +444,7 @@ func (p *proxy) run(ctx context.Context) error {
 		_ = p.audit.Flush()
 		return exitErr
 	case <-ctx.Done():
+		p.ending.Store(true)
 		p.shutdown()
 		p.drain() // quick: the server is gone, so every call is answered
 		stderr.flush()
@@ -401,6 +452,34 @@ func (p *proxy) run(ctx context.Context) error {
 	}
 	_ = p.record(&Record{Event: "exit", Outcome: "client closed"})
 	_ = p.audit.Flush()
+	if se := p.startErr.Load(); se != nil && result == nil {
+		result = &StartFailedError{Err: se}
+	}
+	return result
+}
+
+// serveStartFailure is the run of a server that could not be run at all:
+// the client gets the reason for each request until it leaves.
+func (p *proxy) serveStartFailure(ctx context.Context, se *mcp.StartError) error {
+	p.connect(io.Discard)
+	p.in = rawIO(p.opts.Stdin)
+	p.reportStartFailure(se)
+	close(p.startDone)
+	clientDone := make(chan error, 1)
+	go func() { clientDone <- p.readClient() }()
+	defer p.closeClient()
+	var result error
+	select {
+	case result = <-clientDone:
+	case <-ctx.Done():
+		result = ctx.Err()
+	}
+	p.drain()
+	_ = p.record(&Record{Event: "exit", Outcome: "client closed"})
+	_ = p.audit.Flush()
+	if result == nil {
+		result = &StartFailedError{Err: se}
+	}
 	return result
 }
 

@@ -192,7 +192,9 @@ func startSession(t testing.TB, cfgJSON []byte, opts Options) *session {
 	opts.Stdin, opts.Stdout, opts.Stderr = inR, outW, &s.stderr
 	opts.Audit = audit
 	opts.Session = "test-session"
-	opts.LookupEnv = fakeEnv
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = fakeEnv
+	}
 	opts.ShutdownGrace = 500 * time.Millisecond
 	go func() {
 		err := Run(context.Background(), opts)

@@ -243,7 +243,14 @@ func (u *upstream) request(ctx context.Context, method string, params []byte, to
 	if u.pending[id] == p {
 		p.stop = context.AfterFunc(ctx, func() {
 			if u.claim(id, p) {
-				u.cancel(id, "the client cancelled the request")
+				// The proxy's own requests end by their deadline, which
+				// races the request's timer: the server is told the same
+				// either way.
+				reason := "the client cancelled the request"
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					reason = "mcpform: no answer in time"
+				}
+				u.cancel(id, reason)
 				done(nil, ctx.Err())
 			}
 		})

@@ -36,6 +36,10 @@ func (p *proxy) openGate() {
 // verified and refuses them all once it drifted.
 func (p *proxy) quarantine(next Handler) Handler {
 	admit := func(ctx context.Context, req *Request, reply Reply) {
+		if msg := p.startFailed.Load(); msg != nil {
+			reply(rpcError(CodeStartFailed, *msg), nil)
+			return
+		}
 		if msg := p.quarantined.Load(); msg != nil {
 			reply(rpcError(CodeQuarantined, *msg), nil)
 			return
@@ -144,7 +148,9 @@ func (p *proxy) caller() mcp.Caller {
 
 // verifyStart does the handshake in the locked era, lists the live surface
 // and compares it with the lock. Requests wait for it (the gate).
+// startDone is closed once it knows whether the server started.
 func (p *proxy) verifyStart(ctx context.Context) {
+	defer close(p.startDone)
 	p.verifyHandshake(ctx)
 	// A list_changed that came during the start-up listing is checked
 	// before the gate opens.
@@ -187,9 +193,22 @@ func (p *proxy) verifyHandshake(ctx context.Context) {
 			}
 		}
 	}
+	stage := "initialize"
+	if p.modernUp {
+		stage = "server/discover"
+	}
 	if err != nil {
-		if p.serverGone() {
-			return // run reports the exit
+		// A server that exits or stays silent before it answers did not
+		// start: that is not drift, and not a quarantine.
+		switch {
+		case p.auditFailed() || ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return // run reports it
+		case p.serverGone():
+			p.failStart(stage, true, err)
+			return
+		case isTimeout(err):
+			p.failStart(stage, false, err)
+			return
 		}
 		era := "the initialize handshake (legacy)"
 		if p.modernUp {
@@ -199,7 +218,13 @@ func (p *proxy) verifyHandshake(ctx context.Context) {
 		return
 	}
 	if err := mcp.ListSurface(ctx, call, s, nil); err != nil {
-		if !p.serverGone() {
+		switch {
+		case p.auditFailed():
+		case p.serverGone():
+			// It answered the handshake and exited while being listed:
+			// still during start-up, and still not drift.
+			p.failStart("its start-up listing", true, err)
+		default:
 			p.setQuarantine(fmt.Sprintf("its surface could not be listed to check it against mcp.lock: %v", err))
 		}
 		return
@@ -208,6 +233,89 @@ func (p *proxy) verifyHandshake(ctx context.Context) {
 	p.live = s
 	p.verifyMu.Unlock()
 	p.compare(s, "at start")
+}
+
+// failStart records that the server did not start: every request waiting
+// at the gate, and every later one, gets CodeStartFailed with what went
+// wrong (its stderr tail, the environment names it got, the hint), which
+// mcpform's stderr and the audit log get too. A server that never answered
+// is stopped; the run goes on answering the client until it leaves.
+func (p *proxy) failStart(stage string, exited bool, err error) {
+	if p.ending.Load() {
+		return // the run stopped it
+	}
+	// One account of each, whichever of the races the server lost (the
+	// request's timer or the context's; a write that failed or the end
+	// of its output).
+	if exited {
+		err = mcp.ErrServerClosed
+	} else {
+		err = &startTimeout{p.opts.StartTimeout}
+	}
+	se := p.proc.StartError(stage, exited, err)
+	if p.ending.Load() {
+		return
+	}
+	p.reportStartFailure(se)
+	if !exited {
+		p.proc.Close()
+	}
+}
+
+// reportStartFailure tells stderr and the audit log, and answers every
+// request from now on with the reason.
+func (p *proxy) reportStartFailure(se *mcp.StartError) {
+	msg := "mcpform: " + se.Error()
+	p.startErr.Store(se)
+	if !p.startFailed.CompareAndSwap(nil, &msg) {
+		return
+	}
+	for _, l := range strings.Split(msg, "\n") {
+		p.logLine(l)
+	}
+	if err := p.record(&Record{Event: "start-failed", Outcome: outcomeOf(se), Detail: startDetail(se)}); err != nil {
+		p.logf("%v", err)
+	}
+	p.openGate()
+}
+
+// outcomeOf is the start-failed record's outcome.
+func outcomeOf(se *mcp.StartError) string {
+	switch {
+	case se.Stage == "start":
+		return "not run"
+	case se.Exited:
+		return "exited"
+	}
+	return "no answer"
+}
+
+// startDetail is the audit log's account of a start failure: the reason
+// and the environment names, not the server's stderr (which may hold
+// anything it printed).
+func startDetail(se *mcp.StartError) string {
+	d, _, _ := strings.Cut(se.Error(), "\nserver stderr")
+	d, _, _ = strings.Cut(d, "\n(nothing on stderr)")
+	return strings.ReplaceAll(d, "\n", "; ")
+}
+
+// startTimeout is a handshake that was not answered within StartTimeout.
+type startTimeout struct{ d time.Duration }
+
+func (e *startTimeout) Error() string {
+	return fmt.Sprintf("no answer within the start timeout of %v (raise it with timeout = \"…\" in the server's block of mcp.hcl, then plan and apply)", e.d)
+}
+
+func (e *startTimeout) Unwrap() error { return context.DeadlineExceeded }
+
+func isTimeout(err error) bool {
+	var te *timeoutError
+	return errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded)
+}
+
+func (p *proxy) auditFailed() bool {
+	var af *auditFailure
+	return p.serverGone() && errors.As(p.up.Err(), &af)
 }
 
 func (p *proxy) serverGone() bool {

@@ -54,16 +54,25 @@ func (e *StartError) Unwrap() error { return e.Err }
 func (e *StartError) Reason() string {
 	switch {
 	case e.Stage == "start" || e.Stage == "":
-		return fmt.Sprintf("it could not be run: %v", e.Err)
+		return "it could not be run: " + errText(e.Err)
 	case e.Exited:
-		r := fmt.Sprintf("it exited before it answered %s: %v", e.Stage, e.Err)
+		r := fmt.Sprintf("it exited before it answered %s: %s", e.Stage, errText(e.Err))
 		if e.Status != "" {
 			r += " (" + e.Status + ")"
 		}
 		return r
 	default:
-		return fmt.Sprintf("it did not answer %s in time: %v", e.Stage, e.Err)
+		return fmt.Sprintf("it did not answer %s in time: %s", e.Stage, errText(e.Err))
 	}
+}
+
+// errText is err's message with hidden characters escaped: it may quote a
+// path or a server's words.
+func errText(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	return escape.Visible(err.Error())
 }
 
 // Details is what follows the reason, each on a line of its own: the

@@ -58,7 +58,8 @@ func TestValidateExitCodes(t *testing.T) {
 	if code, stdout, stderr := runLangCmd(t, nil, "", "validate", dir); code != exitOK || !strings.Contains(stdout, "Success!") || stderr != "" {
 		t.Errorf("validate without v: code %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if code, _, stderr := runLangCmd(t, nil, "", "-chdir="+dir, "plan"); code != exitError || !strings.Contains(stderr, "No value for required variable") {
+	t.Chdir(dir) // plan takes no directory argument; t.Chdir restores it
+	if code, _, stderr := runLangCmd(t, nil, "", "plan"); code != exitError || !strings.Contains(stderr, "No value for required variable") {
 		t.Errorf("plan without v: code %d, stderr %q", code, stderr)
 	}
 	if code, stdout, _ := runLangCmd(t, map[string]string{"MCPFORM_VAR_v": "x"}, "", "validate", dir); code != exitOK || !strings.Contains(stdout, "Success!") {
@@ -77,11 +78,12 @@ func TestValidateExitCodes(t *testing.T) {
 // validate" at the root): its module is a local directory under examples/,
 // so it needs no network and no init, and it has no warning.
 func TestValidateExampleFile(t *testing.T) {
-	src, err := os.ReadFile("../../mcp.hcl.example")
+	root := filepath.Join("..", "..")
+	src, err := os.ReadFile(filepath.Join(root, "mcp.hcl.example"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, err := filepath.Abs("../../examples")
+	examples, err := filepath.Abs(filepath.Join(root, "examples"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestValidateExampleFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"PATH": "/usr/bin:/bin", "HOME": dir}
-	code, stdout, stderr := runLangCmd(t, env, "", "-chdir="+dir, "validate")
+	code, stdout, stderr := runLangCmd(t, env, "", "validate", dir)
 	if code != exitOK || stdout != "Success! The configuration is valid.\n" || stderr != "" {
 		t.Errorf("validate mcp.hcl.example: code %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,6 +27,31 @@ type Options struct {
 	// RequiredVersion, when set, becomes the mcpform block's
 	// required_version constraint (">= 0.1.0").
 	RequiredVersion string
+	// LookPath finds a bare command name ("mcp-server-everything") as
+	// mcpform run will, so that Import can tell a #!/usr/bin/env script,
+	// which needs PATH in env; "" when not found. Nil looks on this
+	// process's PATH; func(string) string { return "" } looks nowhere.
+	LookPath func(prog string) string
+}
+
+// head returns the start of the program a client's command names, for
+// lang.LauncherOf: an absolute path, or a bare name through LookPath. A
+// relative path depends on where the client ran, and is not read.
+func (o Options) head(prog string) []byte {
+	switch {
+	case filepath.IsAbs(prog):
+	case strings.ContainsAny(prog, `/\`):
+		return nil
+	default:
+		look := o.LookPath
+		if look == nil {
+			look = func(p string) string { return lang.LookPath(p, os.Getenv("PATH")) }
+		}
+		if prog = look(prog); prog == "" {
+			return nil
+		}
+	}
+	return lang.ReadHead(prog)
 }
 
 // Note is something the user must know about the conversion. Warnings are
@@ -185,6 +212,22 @@ func Import(data []byte, opts Options) (*Result, error) {
 			note(false, "the client file set %s; mcp.hcl keeps only the names (values are never copied): set %s in the environment mcpform runs in",
 				strings.Join(withValues, ", "), pronoun(len(withValues)))
 			comment("Set in the environment (the client file's values were not copied): %s.", strings.Join(withValues, ", "))
+		}
+		// A server gets only the variables env lists: what its launcher
+		// needs to start (npx: PATH and HOME) is written too, with why.
+		if l, ok := lang.LauncherOf(argv, opts.head); ok {
+			var added []string
+			for _, n := range l.Needs {
+				if !slices.Contains(envNames, n) {
+					envNames = append(envNames, n)
+					added = append(added, n)
+				}
+			}
+			if len(added) > 0 {
+				names := strings.Join(l.Needs, " and ")
+				note(false, "env passes %s: %s needs %s, and mcpform gives a server only the variables its env lists", names, l.Name, l.Why)
+				comment("env passes %s: %s needs %s; a server gets only the variables env lists.", names, l.Name, l.Why)
+			}
 		}
 		if s.envFile != "" {
 			note(true, "envFile %q is not carried over: list the names it sets in env and set them in the environment", s.envFile)

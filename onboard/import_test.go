@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,7 +53,10 @@ func TestImportGolden(t *testing.T) {
 			if !ok {
 				t.Fatalf("DetectClient(%q) found nothing", src)
 			}
-			res, err := Import(data, Options{Source: src, Client: client, RequiredVersion: ">= 0.1.0"})
+			// No bare name is looked up: the goldens must not depend on
+			// what this machine has installed (TestImportLauncherScript
+			// covers the lookup).
+			res, err := Import(data, Options{Source: src, Client: client, RequiredVersion: ">= 0.1.0", LookPath: func(string) string { return "" }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,6 +96,13 @@ func TestImportGolden(t *testing.T) {
 			cfg, diags := lang.Load(tmp, lang.Options{})
 			if diags.HasErrors() {
 				t.Fatalf("lang.Load of the imported mcp.hcl: %s", diags.Error())
+			}
+			// What import wrote lets every launcher start: validate has
+			// nothing to warn about it.
+			for _, d := range diags {
+				if strings.HasPrefix(d.Summary, "Launcher without") {
+					t.Errorf("the imported mcp.hcl draws %q: %s", d.Summary, d.Detail)
+				}
 			}
 			var names []string
 			for _, s := range cfg.Servers {
@@ -348,5 +359,95 @@ func TestLocations(t *testing.T) {
 	}
 	if got := ClaudeDesktopPath(Env{Home: "/Users/u", GOOS: "darwin"}); got != "/Users/u/Library/Application Support/Claude/claude_desktop_config.json" {
 		t.Errorf("darwin: %s", got)
+	}
+}
+
+// TestImportLauncherEnv imports a Claude Desktop configuration whose
+// servers start through npx and uvx: their env passes PATH and HOME, with
+// a comment that says why, after the names the client file set; a name the
+// file already passes is not repeated, and a plain program gets nothing.
+func TestImportLauncherEnv(t *testing.T) {
+	data := []byte(`{"mcpServers": {
+  "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@2026.8.4"], "env": {"MEMORY_FILE_PATH": "/tmp/m.json"}},
+  "time": {"command": "uvx", "args": ["mcp-server-time==2026.8.18"], "env": {"PATH": "/usr/local/bin:/usr/bin"}},
+  "github": {"command": "/usr/local/bin/github-mcp-server", "args": ["stdio"]}
+}}`)
+	res, err := Import(data, Options{Client: ClaudeDesktop, LookPath: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `# Imported by ` + "`mcpform import`" + ` from Claude Desktop's configuration.
+# Review every command before ` + "`mcpform plan`" + `: each runs as written, without a shell.
+
+server "memory" {
+  # Set in the environment (the client file's values were not copied): MEMORY_FILE_PATH.
+  # env passes PATH and HOME: npx needs PATH to find node (and the package's own commands) and HOME for npm's package cache; a server gets only the variables env lists.
+  command = ["npx", "-y", "@modelcontextprotocol/server-memory@2026.8.4"]
+  env     = ["MEMORY_FILE_PATH", "PATH", "HOME"]
+}
+
+server "time" {
+  # Set in the environment (the client file's values were not copied): PATH.
+  # env passes PATH and HOME: uvx needs PATH to find python and HOME for uv's cache; a server gets only the variables env lists.
+  command = ["uvx", "mcp-server-time==2026.8.18"]
+  env     = ["PATH", "HOME"]
+}
+
+server "github" {
+  command = ["/usr/local/bin/github-mcp-server", "stdio"]
+}
+`
+	if diff := cmp.Diff(want, string(res.HCL)); diff != "" {
+		t.Errorf("mcp.hcl (-want +got):\n%s", diff)
+	}
+	var notes []string
+	for _, n := range res.Notes {
+		if strings.Contains(n.Text, "env passes") {
+			notes = append(notes, n.String())
+		}
+	}
+	wantNotes := []string{
+		`server "memory": env passes PATH and HOME: npx needs PATH to find node (and the package's own commands) and HOME for npm's package cache, and mcpform gives a server only the variables its env lists`,
+		`server "time": env passes PATH and HOME: uvx needs PATH to find python and HOME for uv's cache, and mcpform gives a server only the variables its env lists`,
+	}
+	if diff := cmp.Diff(wantNotes, notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+}
+
+// TestImportLauncherScript imports a server whose command is a
+// #!/usr/bin/env node script, by absolute path and by a bare name found
+// through LookPath: env passes PATH (no HOME: a script has no cache).
+func TestImportLauncherScript(t *testing.T) {
+	bin := t.TempDir()
+	script := filepath.Join(bin, "mcp-server-everything")
+	if err := os.WriteFile(script, []byte("#!/usr/bin/env node\nrequire('./index.js')\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	binary := filepath.Join(bin, "server")
+	if err := os.WriteFile(binary, []byte("\x7fELF\x02\x01\x01\x00"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"mcpServers": {
+  "bare": {"command": "mcp-server-everything", "args": ["stdio"]},
+  "abs": {"command": ` + strconv.Quote(script) + `},
+  "binary": {"command": "server"}
+}}`)
+	res, err := Import(data, Options{Client: ClaudeDesktop, LookPath: func(p string) string { return lang.LookPath(p, bin) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	comment := "  # env passes PATH: a #!/usr/bin/env node script needs PATH to find node; a server gets only the variables env lists.\n"
+	if got := strings.Count(string(res.HCL), comment); got != 2 {
+		t.Errorf("the PATH comment is written %d times, want 2 (bare and abs):\n%s", got, res.HCL)
+	}
+	if got := strings.Count(string(res.HCL), "  env     = [\"PATH\"]\n"); got != 2 {
+		t.Errorf("env = [\"PATH\"] written %d times, want 2 (bare and abs):\n%s", got, res.HCL)
+	}
+	if strings.Contains(string(res.HCL), "HOME") {
+		t.Errorf("a script got HOME:\n%s", res.HCL)
+	}
+	if !strings.Contains(string(res.HCL), "server \"binary\" {\n  command = [\"server\"]\n}\n") {
+		t.Errorf("a binary got an env:\n%s", res.HCL)
 	}
 }

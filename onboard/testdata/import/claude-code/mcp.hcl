@@ -6,14 +6,17 @@ mcpform {
 }
 
 server "everything" {
+  # env passes PATH and HOME: npx needs PATH to find node (and the package's own commands) and HOME for npm's package cache; a server gets only the variables env lists.
   command = ["npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31"]
+  env     = ["PATH", "HOME"]
 }
 
 server "airtable" {
   # WARNING: npx package "airtable-mcp-server" is not pinned: use "airtable-mcp-server@VERSION".
   # Set in the environment (the client file's values were not copied): AIRTABLE_API_KEY.
+  # env passes PATH and HOME: npx needs PATH to find node (and the package's own commands) and HOME for npm's package cache; a server gets only the variables env lists.
   command = ["npx", "-y", "airtable-mcp-server"]
-  env     = ["AIRTABLE_API_KEY"]
+  env     = ["AIRTABLE_API_KEY", "PATH", "HOME"]
 }
 
 server "project-tools" {

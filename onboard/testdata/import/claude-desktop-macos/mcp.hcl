@@ -7,22 +7,29 @@ mcpform {
 
 server "filesystem" {
   # WARNING: npx package "@modelcontextprotocol/server-filesystem" is not pinned: use "@modelcontextprotocol/server-filesystem@VERSION".
+  # env passes PATH and HOME: npx needs PATH to find node (and the package's own commands) and HOME for npm's package cache; a server gets only the variables env lists.
   command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/Users/alice/Desktop", "/Users/alice/Downloads"]
+  env     = ["PATH", "HOME"]
 }
 
 server "github" {
   # Set in the environment (the client file's values were not copied): GITHUB_PERSONAL_ACCESS_TOKEN.
+  # env passes PATH and HOME: npx needs PATH to find node (and the package's own commands) and HOME for npm's package cache; a server gets only the variables env lists.
   command = ["npx", "-y", "@modelcontextprotocol/server-github@2025.4.8"]
-  env     = ["GITHUB_PERSONAL_ACCESS_TOKEN"]
+  env     = ["GITHUB_PERSONAL_ACCESS_TOKEN", "PATH", "HOME"]
 }
 
 server "time" {
+  # env passes PATH and HOME: uvx needs PATH to find python and HOME for uv's cache; a server gets only the variables env lists.
   command = ["uvx", "mcp-server-time==2026.8.18", "--local-timezone=Europe/Berlin"]
+  env     = ["PATH", "HOME"]
 }
 
 server "fetch" {
   # WARNING: uvx package "mcp-server-fetch" is not pinned: use "mcp-server-fetch==VERSION".
+  # env passes PATH and HOME: uvx needs PATH to find python and HOME for uv's cache; a server gets only the variables env lists.
   command = ["uvx", "mcp-server-fetch"]
+  env     = ["PATH", "HOME"]
 }
 
 server "weather_local" {
@@ -35,5 +42,7 @@ server "weather_local" {
 
 server "postgres" {
   # WARNING: argument 3 looks like a credential: do not commit it.
+  # env passes PATH and HOME: npx needs PATH to find node (and the package's own commands) and HOME for npm's package cache; a server gets only the variables env lists.
   command = ["npx", "-y", "@modelcontextprotocol/server-postgres@0.6.2", "postgresql://app:SECRET-pg-password@localhost/app"]
+  env     = ["PATH", "HOME"]
 }

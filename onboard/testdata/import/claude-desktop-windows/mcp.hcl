@@ -9,8 +9,9 @@ server "memory" {
   # WARNING: the command runs through cmd, which exists only on Windows.
   # WARNING: npx package "@modelcontextprotocol/server-memory" is not pinned: use "@modelcontextprotocol/server-memory@VERSION".
   # Set in the environment (the client file's values were not copied): MEMORY_FILE_PATH.
+  # env passes PATH and HOME: npx needs PATH to find node (and the package's own commands) and HOME for npm's package cache; a server gets only the variables env lists.
   command = ["cmd", "/c", "npx", "-y", "@modelcontextprotocol/server-memory"]
-  env     = ["MEMORY_FILE_PATH"]
+  env     = ["MEMORY_FILE_PATH", "PATH", "HOME"]
 }
 
 server "weather" {
@@ -22,7 +23,9 @@ server "weather" {
 server "sqlite" {
   # WARNING: uvx package "mcp-server-sqlite" is not pinned: use "mcp-server-sqlite==VERSION".
   # WARNING: argument 3 ("%USERPROFILE%\\test.db") uses %USERPROFILE%, which mcpform does not expand.
+  # env passes PATH and HOME: uvx needs PATH to find python and HOME for uv's cache; a server gets only the variables env lists.
   command = ["uvx", "mcp-server-sqlite", "--db-path", "%USERPROFILE%\\test.db"]
+  env     = ["PATH", "HOME"]
 }
 
 server "notes" {

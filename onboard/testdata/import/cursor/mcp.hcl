@@ -7,20 +7,26 @@ mcpform {
 
 server "browser-tools" {
   # WARNING: npx package "@agentdeskai/browser-tools-mcp@latest" is not pinned: use "@agentdeskai/browser-tools-mcp@VERSION".
+  # env passes PATH and HOME: npx needs PATH to find node (and the package's own commands) and HOME for npm's package cache; a server gets only the variables env lists.
   command = ["npx", "@agentdeskai/browser-tools-mcp@latest"]
+  env     = ["PATH", "HOME"]
 }
 
 server "stripe" {
   # WARNING: npx package "@stripe/mcp" is not pinned: use "@stripe/mcp@VERSION".
   # WARNING: argument 4 looks like a credential: do not commit it.
+  # env passes PATH and HOME: npx needs PATH to find node (and the package's own commands) and HOME for npm's package cache; a server gets only the variables env lists.
   command = ["npx", "-y", "@stripe/mcp", "--tools=all", "--api-key=sk_test_SECRETstripekey1234567890"]
+  env     = ["PATH", "HOME"]
 }
 
 server "git" {
   # Disabled in the client.
   # WARNING: uvx package "mcp-server-git" is not pinned: use "mcp-server-git==VERSION".
   # WARNING: argument 3 ("../my-repo") is relative to the directory of mcp.hcl.
+  # env passes PATH and HOME: uvx needs PATH to find python and HOME for uv's cache; a server gets only the variables env lists.
   command = ["uvx", "mcp-server-git", "--repository", "../my-repo"]
+  env     = ["PATH", "HOME"]
 }
 
 server "_2fa_tool" {

@@ -175,6 +175,13 @@ func Probe(ctx context.Context, spec ServerSpec) (*Surface, error) {
 		handshake := p.stage == "server/discover" || p.stage == "initialize"
 		switch {
 		case errors.As(err, &se):
+		case handshake && p.proc != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+			// The probe's time ran out, and the server was stopped for
+			// it: its end is not an exit of its own.
+			if !errors.Is(err, context.DeadlineExceeded) {
+				err = &timeoutError{timeout: spec.Timeout, err: context.DeadlineExceeded}
+			}
+			se = p.proc.StartError(p.stage, false, err)
 		case handshake && p.proc != nil && errors.Is(err, ErrServerClosed):
 			se = p.proc.StartError(p.stage, true, err)
 		case handshake && p.proc != nil && errors.Is(err, context.DeadlineExceeded):

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -89,7 +90,12 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 	for _, r := range results {
 		sp := byName[r.Name]
 		if r.Err != nil {
-			sp.Error = r.Err.Error() + envHint(declared[r.Name])
+			sp.Error = r.Err.Error()
+			// A start failure carries its own hint, from the names
+			// the server actually got.
+			if se := (*mcp.StartError)(nil); !errors.As(r.Err, &se) {
+				sp.Error += envHint(declared[r.Name])
+			}
 			continue
 		}
 		planServer(sp, declared[r.Name], locked.Servers[r.Name], r.Entry)

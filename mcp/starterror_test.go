@@ -182,3 +182,27 @@ func TestStartErrorStderrBounded(t *testing.T) {
 		t.Errorf("message is %d bytes", len(msg))
 	}
 }
+
+// Hint names what a server needs and did not get: PATH always, HOME too
+// for a launcher such as npx or uvx; a name listed but unset is told apart
+// from one not listed.
+func TestStartErrorHint(t *testing.T) {
+	tests := []struct {
+		command    []string
+		env, unset []string
+		want       string
+	}{
+		{[]string{"/usr/local/bin/server"}, []string{"PATH"}, nil, ""},
+		{[]string{"/usr/local/bin/server"}, nil, nil, `PATH is not passed: add "PATH" to env`},
+		{[]string{"npx", "-y", "pkg"}, []string{"PATH", "HOME"}, nil, ""},
+		{[]string{"npx", "-y", "pkg"}, nil, nil, `PATH and HOME are not passed: add "PATH" and "HOME" to env`},
+		{[]string{"/opt/bin/uvx", "pkg"}, []string{"PATH"}, []string{"HOME"}, "HOME is listed in env but not set where mcpform runs"},
+		{[]string{"uvx", "pkg"}, nil, []string{"PATH", "HOME"}, "PATH and HOME are listed in env but not set where mcpform runs"},
+	}
+	for _, tt := range tests {
+		got := (&StartError{Command: tt.command, Env: tt.env, Unset: tt.unset}).Hint()
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("%v env %v unset %v: hint %q, want %q", tt.command, tt.env, tt.unset, got, tt.want)
+		}
+	}
+}

@@ -181,6 +181,13 @@ func snippet(f *hcl.File, d *hcl.Diagnostic) *JSONSnippet {
 	if rng.End.Byte > rng.Start.Byte && rng.End.Byte > 0 && src[rng.End.Byte-1] == '\n' {
 		end = rng.End.Byte - 1
 	}
+	// A CRLF file's CR and a BOM are not part of the code shown.
+	if end > start && src[end-1] == '\r' {
+		end--
+	}
+	if start == 0 && bytes.HasPrefix(src, utf8BOM) {
+		start = len(utf8BOM)
+	}
 	if end < start {
 		end = start
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
 )
 
 // TestWriteDiagnosticsEscapes: a module fetched from someone else's
@@ -69,5 +70,36 @@ func TestJSONDiagnostics(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestJSONSnippetCRLFAndBOM: a snippet of a CRLF file with a BOM holds the
+// code alone, and its offsets still delimit the subject.
+func TestJSONSnippetCRLFAndBOM(t *testing.T) {
+	src := []byte("\xef\xbb\xbfserver \"a\" { timeout = \"x\" }\r\nserver \"b\" {\r\n  timeout = \"y\"\r\n}\r\n")
+	for _, line := range []int{1, 3} {
+		var d *hcl.Diagnostic
+		text := string(src)
+		word := `"x"`
+		if line == 3 {
+			word = `"y"`
+		}
+		at := strings.Index(text, word)
+		d = &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "s", Subject: &hcl.Range{
+			Filename: "mcp.hcl",
+			Start:    hcl.Pos{Line: line, Byte: at},
+			End:      hcl.Pos{Line: line, Byte: at + len(word)},
+		}}
+		out := NewJSONDiagnostics(hcl.Diagnostics{d}, map[string][]byte{"mcp.hcl": src})
+		sn := out.Diagnostics[0].Snippet
+		if sn == nil {
+			t.Fatalf("line %d: no snippet", line)
+		}
+		if strings.ContainsAny(sn.Code, "\r\ufeff") {
+			t.Errorf("line %d: snippet code %q holds a CR or the BOM", line, sn.Code)
+		}
+		if got := sn.Code[sn.HighlightStartOffset:sn.HighlightEndOffset]; got != word {
+			t.Errorf("line %d: highlight %q, want %q", line, got, word)
+		}
 	}
 }

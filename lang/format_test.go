@@ -61,3 +61,38 @@ func TestFormatRefusesInvalid(t *testing.T) {
 		t.Errorf("Format changed a file that does not parse")
 	}
 }
+
+// TestFormatEncoding: Format keeps a file's BOM and line ending (the
+// majority's, for a file of mixed endings), so a formatted CRLF file is
+// left as it is and one that is not is formatted in CRLF.
+func TestFormatEncoding(t *testing.T) {
+	const bom = "\xef\xbb\xbf"
+	for _, c := range []struct {
+		name, in, want string
+		enc            Encoding
+	}{
+		{"formatted CRLF", "server \"a\" {\r\n  command = [\"x\"]\r\n}\r\n", "server \"a\" {\r\n  command = [\"x\"]\r\n}\r\n", Encoding{CRLF: true}},
+		{"CRLF", "server \"a\" {\r\n  command=[\"x\"]\r\n  env = []\r\n}\r\n", "server \"a\" {\r\n  command = [\"x\"]\r\n  env     = []\r\n}\r\n", Encoding{CRLF: true}},
+		{"BOM", bom + "server \"a\" {\n  command=[\"x\"]\n}\n", bom + "server \"a\" {\n  command = [\"x\"]\n}\n", Encoding{BOM: true}},
+		{"formatted BOM CRLF", bom + "server \"a\" {\r\n  command = [\"x\"]\r\n}\r\n", bom + "server \"a\" {\r\n  command = [\"x\"]\r\n}\r\n", Encoding{BOM: true, CRLF: true}},
+		{"mostly CRLF", "server \"a\" {\r\n  command = [\"x\"]\n}\r\n", "server \"a\" {\r\n  command = [\"x\"]\r\n}\r\n", Encoding{CRLF: true, Mixed: true}},
+		{"mostly LF", "server \"a\" {\n  command = [\"x\"]\r\n}\n", "server \"a\" {\n  command = [\"x\"]\n}\n", Encoding{Mixed: true}},
+		{"BOM only", bom, bom, Encoding{BOM: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := EncodingOf([]byte(c.in)); got != c.enc {
+				t.Errorf("EncodingOf = %+v, want %+v", got, c.enc)
+			}
+			got, diags := Format([]byte(c.in), "mcp.hcl")
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			if string(got) != c.want {
+				t.Errorf("Format = %q, want %q", got, c.want)
+			}
+			if again, _ := Format(got, "mcp.hcl"); string(again) != string(got) {
+				t.Errorf("not idempotent: %q", again)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/internal/textdiff"
 	"github.com/mcpform/mcpform/lang"
 )
@@ -116,7 +117,7 @@ func (r *fmtRun) stdin() {
 	switch {
 	case r.f.diff:
 		if r.changed {
-			io.WriteString(r.io.out, textdiff.Unified("old/<stdin>", "new/<stdin>", string(src), string(out)))
+			io.WriteString(r.io.out, fmtDiff("<stdin>", src, out))
 		}
 	case !r.f.check:
 		r.io.out.Write(out)
@@ -184,7 +185,7 @@ func (r *fmtRun) file(name string) {
 		fmt.Fprintln(r.io.out, name)
 	}
 	if r.f.diff {
-		io.WriteString(r.io.out, textdiff.Unified("old/"+filepath.ToSlash(name), "new/"+filepath.ToSlash(name), string(src), string(out)))
+		io.WriteString(r.io.out, fmtDiff(filepath.ToSlash(name), src, out))
 	}
 	if r.f.write {
 		if err := writeKeepingMode(name, out); err != nil {
@@ -192,6 +193,45 @@ func (r *fmtRun) file(name string) {
 			r.failed = true
 		}
 	}
+}
+
+// fmtDiff is -diff's unified diff of a file and its formatted text, with
+// no two lines that look alike: Format keeps the BOM and the line ending,
+// so both texts are shown without them (and hidden characters escaped);
+// only a file of mixed endings, which Format makes one, is shown with each
+// CR as a visible \r, and the header says so.
+func fmtDiff(name string, src, out []byte) string {
+	enc := lang.EncodingOf(src)
+	oldName, newName := "old/"+escape.String(name), "new/"+escape.String(name)
+	a, b := diffLines(src, enc.Mixed), diffLines(out, enc.Mixed)
+	if enc.Mixed {
+		oldName += "\t(mixed line endings; \\r marks a CR)"
+		newName += "\t(" + lang.EncodingOf(out).String() + "; \\r marks a CR)"
+	}
+	return textdiff.Unified(oldName, newName, a, b)
+}
+
+// diffLines is data as the diff shows it: without a BOM, each line's CRLF
+// as LF (or, with showCR, as a visible \r and LF), hidden characters
+// escaped.
+func diffLines(data []byte, showCR bool) string {
+	lines := strings.SplitAfter(string(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))), "\n")
+	for i, l := range lines {
+		body, nl := strings.CutSuffix(l, "\n")
+		cr := false
+		if nl {
+			body, cr = strings.CutSuffix(body, "\r")
+		}
+		l = escape.Visible(body)
+		if cr && showCR {
+			l += `\r`
+		}
+		if nl {
+			l += "\n"
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "")
 }
 
 // writeKeepingMode replaces name's content through a temporary file and a

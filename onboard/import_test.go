@@ -451,3 +451,33 @@ func TestImportLauncherScript(t *testing.T) {
 		t.Errorf("a binary got an env:\n%s", res.HCL)
 	}
 }
+
+// TestImportBOMAndCRLF imports a Windows editor's save of a Claude Desktop
+// file (UTF-8 BOM, CRLF line endings) exactly as the plain file: the
+// shared reader (standardJSON) drops both, and no CR reaches a string or
+// the generated mcp.hcl, which is LF, as import writes every file.
+func TestImportBOMAndCRLF(t *testing.T) {
+	plain, err := os.ReadFile("testdata/import/claude-desktop-windows/claude_desktop_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	windows := append([]byte("\xef\xbb\xbf"), []byte(strings.ReplaceAll(string(plain), "\n", "\r\n"))...)
+	opts := Options{Client: ClaudeDesktop, LookPath: func(string) string { return "" }}
+	want, err := Import(plain, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Import(windows, opts)
+	if err != nil {
+		t.Fatalf("BOM and CRLF: %v", err)
+	}
+	if diff := cmp.Diff(string(want.HCL), string(got.HCL)); diff != "" {
+		t.Errorf("mcp.hcl (-plain +windows):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Notes, got.Notes); diff != "" {
+		t.Errorf("notes (-plain +windows):\n%s", diff)
+	}
+	if strings.ContainsAny(string(got.HCL), "\r\ufeff") {
+		t.Errorf("a CR or the BOM reached mcp.hcl")
+	}
+}

@@ -155,10 +155,21 @@ var truePath = func() string {
 	return p
 }()
 
+var catPath = func() string {
+	p, err := exec.LookPath("cat")
+	if err != nil {
+		return "/bin/cat"
+	}
+	return p
+}()
+
 // inProcess is a Prepare hook that serves the hostile server in this
 // process: it keeps the pipes mcp.Start made for the server and starts
-// /bin/true in its place, so a session costs one tiny process instead of
-// a re-executed test binary.
+// cat in its place, so a session costs one tiny process instead of a
+// re-executed test binary. cat reads a pipe this process holds until the
+// in-process server ends, so the process lives as long as the server, as a
+// real one does: the proxy watches the process (watchExit), and one that
+// had exited at once would end a session that outlived the exit grace.
 func inProcess(cfg *hostile.Config, log *hostile.Log) func(*exec.Cmd) (func(), error) {
 	return func(cmd *exec.Cmd) (func(), error) {
 		in, err := dupFile(cmd.Stdin.(*os.File))
@@ -170,17 +181,31 @@ func inProcess(cfg *hostile.Config, log *hostile.Log) func(*exec.Cmd) (func(), e
 			in.Close()
 			return nil, err
 		}
-		cmd.Stdin, cmd.Stdout = nil, nil
-		cmd.Path, cmd.Args = truePath, []string{"true"}
+		lifeR, lifeW, err := os.Pipe()
+		if err != nil {
+			in.Close()
+			out.Close()
+			return nil, err
+		}
+		// The child gets its own copy of lifeR when it starts; ours is
+		// closed once it has (the cleanup runs after the server ended).
+		cmd.Stdin, cmd.Stdout = lifeR, nil
+		cmd.Path, cmd.Args = catPath, []string{"cat"}
 		done := make(chan struct{})
 		var once sync.Once
-		closeOut := func() { once.Do(func() { out.Close() }) }
+		closeOut := func() {
+			once.Do(func() {
+				out.Close()
+				lifeW.Close() // the stand-in process exits with the server
+			})
+		}
 		go func() {
 			defer close(done)
 			hostile.Serve(in, out, cfg, log, closeOut)
 			closeOut()
 		}()
 		return func() {
+			lifeR.Close()
 			in.Close()
 			select {
 			case <-done:

@@ -51,6 +51,40 @@ type ServerSpec struct {
 	// Prepare, when set, may rewrite cmd before it starts (the sandbox
 	// does); cleanup runs after the server has been shut down.
 	Prepare func(cmd *exec.Cmd) (cleanup func(), err error)
+
+	// OnPhase, when set, hears of each phase as the probe enters it, on
+	// the probing goroutine (so it must not block). A phase may come
+	// again: the server is restarted for initialize when it closed on
+	// server/discover.
+	OnPhase func(Phase)
+}
+
+// Phase is a step of a probe, for progress reports. How the probe ends
+// (its Surface or its *ProbeError) is Probe's result, not a phase.
+type Phase int
+
+const (
+	// PhaseStarting: the server's process has been started.
+	PhaseStarting Phase = iota + 1
+	// PhaseHandshake: server/discover or initialize has been sent and
+	// not yet answered. A server run through `go run`, npx or uvx spends
+	// its compiling or downloading here.
+	PhaseHandshake
+	// PhaseListing: the handshake was answered; the lists (tools,
+	// prompts, resources, resource templates) are being read.
+	PhaseListing
+)
+
+func (p Phase) String() string {
+	switch p {
+	case PhaseStarting:
+		return "starting"
+	case PhaseHandshake:
+		return "handshake"
+	case PhaseListing:
+		return "listing"
+	}
+	return fmt.Sprintf("Phase(%d)", int(p))
 }
 
 func (s ServerSpec) withDefaults() ServerSpec {
@@ -234,6 +268,7 @@ func (p *prober) start(ctx context.Context) error {
 		return err
 	}
 	p.proc = proc
+	p.enter(PhaseStarting)
 	p.conn = NewConn(proc.Stdout, proc.Stdin, ConnOptions{
 		MaxLineSize:    p.spec.MaxLineSize,
 		RequestTimeout: p.spec.RequestTimeout,
@@ -241,6 +276,12 @@ func (p *prober) start(ctx context.Context) error {
 		OnRequest:      denyRequests,
 	})
 	return nil
+}
+
+func (p *prober) enter(ph Phase) {
+	if p.spec.OnPhase != nil {
+		p.spec.OnPhase(ph)
+	}
 }
 
 func (p *prober) notified(m *Message) {
@@ -335,6 +376,7 @@ func (p *prober) caller(ctx context.Context, method string, params json.RawMessa
 func (p *prober) discover(ctx context.Context, timeout time.Duration) (*Surface, error) {
 	p.stage = "server/discover"
 	p.modern = true
+	p.enter(PhaseHandshake)
 	raw, err := p.call(ctx, timeout, "server/discover", nil)
 	if err != nil {
 		p.modern = false
@@ -350,6 +392,7 @@ func (p *prober) initialize(ctx context.Context) (*Surface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client capabilities: %w", err)
 	}
+	p.enter(PhaseHandshake)
 	raw, err := p.call(ctx, p.spec.RequestTimeout, "initialize", params)
 	if err != nil {
 		return nil, err
@@ -407,6 +450,7 @@ func (p *prober) list(ctx context.Context, s *Surface) error {
 	if err := json.Unmarshal(s.Capabilities, &caps); err != nil {
 		return err
 	}
+	p.enter(PhaseListing)
 	out := []*[]json.RawMessage{&s.Tools, &s.Prompts, &s.Resources, &s.ResourceTemplates}
 	for i, k := range kinds {
 		*out[i] = []json.RawMessage{}

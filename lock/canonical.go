@@ -117,9 +117,6 @@ func scanElements(data []byte) [][]byte {
 
 func skipSpace(data []byte) []byte { return data[jsonscan.SkipWS(data, 0):] }
 
-// skipValue returns data after the valid JSON value it starts with.
-func skipValue(data []byte) []byte { return data[jsonscan.SkipValue(data, 0):] }
-
 // scanString decodes the string at the start of data. Without escapes the
 // result shares data's memory.
 func scanString(data []byte) ([]byte, []byte) {

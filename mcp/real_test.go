@@ -18,12 +18,11 @@ import (
 // argv itself, writes hand-made JSON lines and reads answers with
 // encoding/json, none of package mcp's code.
 type rawLegacy struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	in    *json.Encoder
-	out   *bufio.Scanner
-	next  int
-	close func()
+	t    *testing.T
+	cmd  *exec.Cmd
+	in   *json.Encoder
+	out  *bufio.Scanner
+	next int
 }
 
 func startRaw(t *testing.T, argv []string, env []string) *rawLegacy {

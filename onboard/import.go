@@ -105,10 +105,6 @@ type clientServer struct {
 	disabled bool
 }
 
-// knownKeys are the server keys Import understands; anything else is
-// reported as not carried over.
-var knownKeys = []string{"type", "command", "args", "env", "url", "cwd", "envFile", "headers", "disabled"}
-
 // Import converts a client configuration file into mcp.hcl: one server
 // block per stdio server, command as the argv, env as names only. It fails
 // on a file it cannot read as a client configuration, and reports every

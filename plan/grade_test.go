@@ -367,7 +367,7 @@ func TestDiffServerFields(t *testing.T) {
 			a.Instructions, b.Instructions = str("Use IANA names."), str("Use IANA names.\u202e")
 		},
 			[]Change{{Addr: "server.s.instructions", Action: Update, Class: Definitional, Grade: Major, Rule: "MCP-INSTRUCTIONS-CHANGED", Security: true,
-				Before: json.RawMessage(`"Use IANA names."`), After: json.RawMessage(`"Use IANA names.‮"`)}}},
+				Before: json.RawMessage(`"Use IANA names."`), After: json.RawMessage("\"Use IANA names.\u202e\"")}}},
 		{"instructions added", func(a, b *lock.Entry) { b.Instructions = str("x") },
 			[]Change{{Addr: "server.s.instructions", Action: Create, Class: Definitional, Grade: Major, Rule: "MCP-INSTRUCTIONS-CHANGED", Security: true,
 				After: json.RawMessage(`"x"`)}}},

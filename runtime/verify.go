@@ -204,10 +204,10 @@ func (p *proxy) verifyHandshake(ctx context.Context) {
 		case p.auditFailed() || ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return // run reports it
 		case p.serverGone():
-			p.failStart(stage, true, err)
+			p.failStart(stage, true)
 			return
 		case isTimeout(err):
-			p.failStart(stage, false, err)
+			p.failStart(stage, false)
 			return
 		}
 		era := "the initialize handshake (legacy)"
@@ -223,7 +223,7 @@ func (p *proxy) verifyHandshake(ctx context.Context) {
 		case p.serverGone():
 			// It answered the handshake and exited while being listed:
 			// still during start-up, and still not drift.
-			p.failStart("its start-up listing", true, err)
+			p.failStart("its start-up listing", true)
 		default:
 			p.setQuarantine(fmt.Sprintf("its surface could not be listed to check it against mcp.lock: %v", err))
 		}
@@ -240,13 +240,14 @@ func (p *proxy) verifyHandshake(ctx context.Context) {
 // wrong (its stderr tail, the environment names it got, the hint), which
 // mcpform's stderr and the audit log get too. A server that never answered
 // is stopped; the run goes on answering the client until it leaves.
-func (p *proxy) failStart(stage string, exited bool, err error) {
+func (p *proxy) failStart(stage string, exited bool) {
 	if p.ending.Load() {
 		return // the run stopped it
 	}
 	// One account of each, whichever of the races the server lost (the
 	// request's timer or the context's; a write that failed or the end
-	// of its output).
+	// of its output), so the caller's own error is not used.
+	var err error
 	if exited {
 		err = mcp.ErrServerClosed
 	} else {

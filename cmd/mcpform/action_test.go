@@ -167,7 +167,7 @@ func newRunner(t *testing.T) *runnerEnv {
 // run runs a step's script as the runner would (bash, in its
 // working-directory under the workspace) with values for its env keys, and
 // returns its combined output, its exit error and the outputs it wrote.
-func (r *runnerEnv) run(s actionStep, values map[string]string, extraEnv ...string) (string, error, map[string]string) {
+func (r *runnerEnv) run(s actionStep, values map[string]string, extraEnv ...string) (string, map[string]string, error) {
 	r.t.Helper()
 	os.Remove(r.output)
 	env := append(os.Environ(), "RUNNER_TEMP="+r.temp, "GITHUB_OUTPUT="+r.output, "GITHUB_PATH="+r.path,
@@ -193,7 +193,7 @@ func (r *runnerEnv) run(s actionStep, values map[string]string, extraEnv ...stri
 			outputs[k] = v
 		}
 	}
-	return string(out), err, outputs
+	return string(out), outputs, err
 }
 
 // testActionSteps runs action.yml's steps against the snapshot release in
@@ -226,7 +226,7 @@ func testActionSteps(t *testing.T, dist, version string) {
 	installValues := map[string]string{"INPUT_VERSION": "v" + version, "ACTION_REF": "main", "ACTION_REPOSITORY": "mcpform/mcpform",
 		"OS": osName, "ARCH": archName, "GH_TOKEN": ""}
 
-	out, err, outputs := r.run(install, installValues, mirrorEnv)
+	out, outputs, err := r.run(install, installValues, mirrorEnv)
 	if err != nil {
 		t.Fatalf("install: %v\n%s", err, out)
 	}
@@ -280,7 +280,7 @@ func testActionSteps(t *testing.T, dist, version string) {
 	})
 	runStep := a.step(t, "run")
 	planValues := map[string]string{"MCPFORM": recorder, "COMMAND": "plan", "SARIF": "true", "ARGS": "-parallelism 2", "working-directory": "infra"}
-	out, err, outputs = r.run(runStep, planValues)
+	out, outputs, err = r.run(runStep, planValues)
 	if err != nil {
 		t.Fatalf("plan step: %v\n%s", err, out)
 	}
@@ -313,7 +313,7 @@ for a; do case "$a" in body=@*) cp "${a#body=@}" "$GH_BODY" ;; esac; done
 	commentValues := map[string]string{"GH_TOKEN": "t", "REPO": "o/r", "PR": "7", "EXITCODE": outputs["exitcode"],
 		"PLAN": outputs["markdown"], "RUN_URL": "https://github.com/o/r/actions/runs/1"}
 	ghEnv := []string{"PATH=" + ghDir + string(os.PathListSeparator) + os.Getenv("PATH"), "GH_LOG=" + ghLog, "GH_BODY=" + ghBody}
-	if out, err, _ := r.run(comment, commentValues, append(ghEnv, "GH_EXISTING=")...); err != nil {
+	if out, _, err := r.run(comment, commentValues, append(ghEnv, "GH_EXISTING=")...); err != nil {
 		t.Fatalf("comment step: %v\n%s", err, out)
 	}
 	body, _ := os.ReadFile(ghBody)
@@ -321,7 +321,7 @@ for a; do case "$a" in body=@*) cp "${a#body=@}" "$GH_BODY" ;; esac; done
 	if !bytes.HasPrefix(body, []byte(wantHead)) || !bytes.HasSuffix(body, md) {
 		t.Errorf("the comment is not the marker, the status and plan.md:\n%s", body)
 	}
-	if out, err, _ := r.run(comment, commentValues, append(ghEnv, "GH_EXISTING=123")...); err != nil {
+	if out, _, err := r.run(comment, commentValues, append(ghEnv, "GH_EXISTING=123")...); err != nil {
 		t.Fatalf("comment step, updating: %v\n%s", err, out)
 	}
 	calls, _ := os.ReadFile(ghLog)
@@ -337,20 +337,20 @@ for a; do case "$a" in body=@*) cp "${a#body=@}" "$GH_BODY" ;; esac; done
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
 	verifyValues := map[string]string{"MCPFORM": recorder, "COMMAND": "verify", "SARIF": "true", "ARGS": "", "working-directory": "infra"}
-	if out, err, outputs := r.run(runStep, verifyValues); err != nil || outputs["exitcode"] != "0" {
+	if out, outputs, err := r.run(runStep, verifyValues); err != nil || outputs["exitcode"] != "0" {
 		t.Errorf("verify step after apply: %v, outputs %v\n%s", err, outputs, out)
 	}
 	writeFiles(t, dir, map[string]string{"surface.json": `{"serverInfo": {"name": "time", "version": "1.0.0"}, "tools": []}`})
-	if out, err, outputs := r.run(runStep, verifyValues); err == nil || outputs["exitcode"] != "1" {
+	if out, outputs, err := r.run(runStep, verifyValues); err == nil || outputs["exitcode"] != "1" {
 		t.Errorf("verify step after drift: %v, outputs %v, want exit 1\n%s", err, outputs, out)
 	}
-	if out, err, _ := r.run(runStep, map[string]string{"MCPFORM": recorder, "COMMAND": "apply", "SARIF": "true", "ARGS": "", "working-directory": "infra"}); err == nil {
+	if out, _, err := r.run(runStep, map[string]string{"MCPFORM": recorder, "COMMAND": "apply", "SARIF": "true", "ARGS": "", "working-directory": "infra"}); err == nil {
 		t.Errorf("the run step ran command apply:\n%s", out)
 	}
 
 	// The failing-plan step fails on 1 and only then runs (its if).
 	fail := a.step(t, "Fail on a failed plan")
-	if out, err, _ := r.run(fail, map[string]string{"EXITCODE": "1"}); err == nil {
+	if out, _, err := r.run(fail, map[string]string{"EXITCODE": "1"}); err == nil {
 		t.Errorf("the failing-plan step passed:\n%s", out)
 	}
 	for _, code := range []string{"0", "2"} {

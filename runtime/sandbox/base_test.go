@@ -24,8 +24,8 @@ func TestProgramRoots(t *testing.T) {
 		}
 		return p
 	}
-	script := write("proj/node_modules/@scope/pkg/node_modules/dep/x.js", "")
-	script = write("proj/node_modules/@scope/pkg/dist/index.js", "#!/usr/bin/env -S node --no-warnings\n")
+	write("proj/node_modules/@scope/pkg/node_modules/dep/x.js", "")
+	script := write("proj/node_modules/@scope/pkg/dist/index.js", "#!/usr/bin/env -S node --no-warnings\n")
 	bin := filepath.Join(d, "proj/node_modules/.bin/pkg")
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)

@@ -323,7 +323,7 @@ const (
 func landlockRules(cfg stageConfig) (landlock.Config, []landlock.Rule, error) {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi < minLandlockABI {
-		return landlock.Config{}, nil, fmt.Errorf("Landlock ABI %d unavailable (%v)", abi, err)
+		return landlock.Config{}, nil, fmt.Errorf("the Landlock ABI (%d) is unavailable or too old (%v)", abi, err)
 	}
 	c := landlockConfigs[min(abi, len(landlockConfigs))-1]
 	// Binding is harmless in a namespace with only loopback; connecting is

@@ -25,6 +25,9 @@ type Options struct {
 	Targets     []string
 	Parallelism int
 	Progress    Progress
+	// OnPhase, when set, hears of each server's probe phases
+	// (Target.OnPhase), from the probing goroutines, possibly at once.
+	OnPhase func(name string, p mcp.Phase)
 	// Prepare returns the hook that starts a server in its sandbox, or nil
 	// for a server without a sandbox policy. An error means the server
 	// cannot be started as run would start it.
@@ -69,6 +72,10 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			ClientCapabilities: s.ClientCapabilities, Timeout: s.Timeout, LookupEnv: opts.LookupEnv}
 		if old, ok := locked.Servers[s.Name]; ok && era == mcp.EraAuto {
 			t.Locked = old
+		}
+		if opts.OnPhase != nil {
+			name := s.Name
+			t.OnPhase = func(p mcp.Phase) { opts.OnPhase(name, p) }
 		}
 		if opts.Prepare != nil {
 			pol := s.Policy

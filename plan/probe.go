@@ -29,6 +29,10 @@ type Target struct {
 	Prepare func(cmd *exec.Cmd) (cleanup func(), err error)
 	// LookupEnv supplies the values of the names in Env.
 	LookupEnv func(string) (string, bool)
+	// OnPhase, when set, hears of each phase of the probe as it enters it
+	// (mcp.ServerSpec.OnPhase), on the probing goroutine. A second probe
+	// (the era fallback of a locked server) reports its phases again.
+	OnPhase func(mcp.Phase)
 }
 
 // TargetFromEntry is the Target that probes a locked entry exactly as it was
@@ -94,6 +98,7 @@ func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, error) {
 		ClientCapabilities: t.ClientCapabilities,
 		Timeout:            t.Timeout,
 		Prepare:            t.Prepare,
+		OnPhase:            t.OnPhase,
 	})
 }
 
@@ -106,7 +111,8 @@ type Result struct {
 }
 
 // Progress hears about each probe as it starts and ends; ProbeAll calls it
-// from several goroutines, one call at a time.
+// from several goroutines, one call at a time. The phases in between are
+// each Target's OnPhase.
 type Progress func(name string, done bool, r *Result)
 
 // ProbeAll probes independent servers in parallel, at most parallelism at

@@ -242,15 +242,15 @@ func testActionSteps(t *testing.T, dist, version string) {
 		noVersion[k] = v
 	}
 	noVersion["INPUT_VERSION"] = ""
-	if out, err, _ := newRunner(t).run(install, noVersion, mirrorEnv); err == nil || !strings.Contains(out, "set the version input") {
+	if out, _, err := newRunner(t).run(install, noVersion, mirrorEnv); err == nil || !strings.Contains(out, "set the version input") {
 		t.Errorf("install from a branch without a version: err %v\n%s", err, out)
 	}
 	noVersion["ACTION_REF"] = "v" + version
-	if out, err, _ := newRunner(t).run(install, noVersion, mirrorEnv); err != nil {
+	if out, _, err := newRunner(t).run(install, noVersion, mirrorEnv); err != nil {
 		t.Errorf("install from the release's own tag without a version: %v\n%s", err, out)
 	}
 	noVersion["INPUT_VERSION"] = "latest"
-	if out, err, _ := newRunner(t).run(install, noVersion, mirrorEnv); err == nil || !strings.Contains(out, "pin a release") {
+	if out, _, err := newRunner(t).run(install, noVersion, mirrorEnv); err == nil || !strings.Contains(out, "pin a release") {
 		t.Errorf("install of latest: err %v\n%s", err, out)
 	}
 
@@ -260,11 +260,11 @@ func testActionSteps(t *testing.T, dist, version string) {
 		return map[bool]string{true: "1", false: "0"}[s == "0"]
 	}))
 	os.WriteFile(filepath.Join(tagDir, "checksums.txt"), tampered, 0o644)
-	if out, err, _ := newRunner(t).run(install, installValues, mirrorEnv); err == nil || !strings.Contains(out, "FAILED") {
+	if out, _, err := newRunner(t).run(install, installValues, mirrorEnv); err == nil || !strings.Contains(out, "FAILED") {
 		t.Errorf("install with a wrong checksum: err %v\n%s", err, out)
 	}
 	os.WriteFile(filepath.Join(tagDir, "checksums.txt"), nil, 0o644)
-	if out, err, _ := newRunner(t).run(install, installValues, mirrorEnv); err == nil || !strings.Contains(out, "has no line for") {
+	if out, _, err := newRunner(t).run(install, installValues, mirrorEnv); err == nil || !strings.Contains(out, "has no line for") {
 		t.Errorf("install without a checksum line: err %v\n%s", err, out)
 	}
 	os.WriteFile(filepath.Join(tagDir, "checksums.txt"), sums, 0o644)

@@ -25,6 +25,9 @@ type Options struct {
 	Targets     []string
 	Parallelism int
 	Progress    Progress
+	// Probing, when set, hears how many servers are about to be probed,
+	// before the first begins (a progress report's total).
+	Probing func(n int)
 	// OnPhase, when set, hears of each server's probe phases
 	// (Target.OnPhase), from the probing goroutines, possibly at once.
 	OnPhase func(name string, p mcp.Phase)
@@ -88,6 +91,9 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			continue
 		}
 		targets = append(targets, t)
+	}
+	if opts.Probing != nil {
+		opts.Probing(len(targets))
 	}
 	results := ProbeAll(ctx, targets, opts.Parallelism, opts.Progress)
 	declared := map[string]*lang.Server{}

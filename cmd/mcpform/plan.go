@@ -180,13 +180,17 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 	warnEnvTypos(io, cfg, f.targets)
 	confine := newConfiner(io, cfg.Lockfile, defaultAuditPath(io))
 	defer confine.Close()
+	progress := startProgress(io, 0)
 	p, err := plan.Make(ctx, cfg, current, data, plan.Options{
 		Targets:     f.targets,
 		Parallelism: f.parallelism,
-		Progress:    progressTo(io.err),
+		Probing:     progress.expect,
+		Progress:    progress.probe,
+		OnPhase:     progress.phase,
 		Prepare:     confine.hook,
 		LookupEnv:   lookupEnv(io),
 	})
+	progress.Close()
 	if err != nil {
 		fmt.Fprintf(io.err, "Error: %v\n", err)
 		return nil, nil, exitError

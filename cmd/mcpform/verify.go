@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/plan"
 )
 
@@ -65,6 +66,10 @@ type serverReport struct {
 	Status string        `json:"status"` // in_sync, drift, error
 	Drift  []driftReport `json:"drift"`
 	Error  string        `json:"error,omitempty"`
+	// didNotStart marks an error that is a *mcp.StartError: the human
+	// report's header then says "did not start", not "could not be
+	// probed" (the JSON form's error says it already).
+	didNotStart bool
 }
 
 type driftReport struct {
@@ -111,11 +116,17 @@ func runVerify(ctx context.Context, io *stdio, args []string) int {
 		t.Prepare = prepare
 		targets = append(targets, t)
 	}
-	results := plan.ProbeAll(ctx, targets, f.parallelism, progressTo(io.err))
+	progress := startProgress(io, len(targets))
+	for i := range targets {
+		targets[i].OnPhase = progress.phaseOf(targets[i].Name)
+	}
+	results := plan.ProbeAll(ctx, targets, f.parallelism, progress.probe)
+	progress.Close()
 	for _, r := range results {
 		rep := serverReport{Name: r.Name, Drift: []driftReport{}}
 		if r.Err != nil {
 			rep.Status, rep.Error = "error", r.Err.Error()
+			rep.didNotStart = errors.As(r.Err, new(*mcp.StartError))
 		} else {
 			rep.Status = "in_sync"
 			for _, d := range lock.Compare(lf.Servers[r.Name], r.Entry) {
@@ -188,7 +199,11 @@ func printVerify(w io.Writer, reports []serverReport, code int) {
 			fmt.Fprintf(w, "%s: drift\n", r.Name)
 		case "error":
 			failed++
-			fmt.Fprintf(w, "%s: could not be probed\n", r.Name)
+			if r.didNotStart {
+				fmt.Fprintf(w, "%s: did not start\n", r.Name)
+			} else {
+				fmt.Fprintf(w, "%s: could not be probed\n", r.Name)
+			}
 			for _, l := range strings.Split(r.Error, "\n") {
 				fmt.Fprintf(w, "    %s\n", l)
 			}
@@ -223,20 +238,6 @@ func singular(field string) string {
 		return "resource template"
 	}
 	return strings.TrimSuffix(field, "s")
-}
-
-// progressTo reports probes on w as they start and end.
-func progressTo(w io.Writer) plan.Progress {
-	return func(name string, done bool, r *plan.Result) {
-		switch {
-		case !done:
-			fmt.Fprintf(w, "%s: probing...\n", name)
-		case r.Err != nil:
-			fmt.Fprintf(w, "%s: failed after %s\n", name, r.Duration.Round(1e6))
-		default:
-			fmt.Fprintf(w, "%s: probed in %s\n", name, r.Duration.Round(1e6))
-		}
-	}
 }
 
 func writeJSON(w io.Writer, v any) {

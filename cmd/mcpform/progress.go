@@ -289,7 +289,8 @@ func (p *progress) statusLine() string {
 		lasted := p.now().Sub(oldest.begun)
 		fmt.Fprintf(&b, " (%s: %s, %s", oldest.name, ph, lasted.Truncate(time.Second))
 		if oldest.phase <= mcp.PhaseHandshake && lasted >= heartbeats[0] {
-			b.WriteString("; " + slowStartHint)
+			// Short: the line has one row, and the count must fit.
+			b.WriteString("; compiling or downloading?")
 		}
 		b.WriteString(")")
 	}

@@ -196,8 +196,8 @@ func TestProgressStatusLine(t *testing.T) {
 		"Probing 5 servers: 0 done, 0 failed, 0 in progress, 5 waiting",
 		"Probing 5 servers: 0 done, 0 failed, 3 in progress, 2 waiting (github: listing, 1s)",
 		"Probing 5 servers: 0 done, 0 failed, 3 in progress, 2 waiting (github: listing, 12s)",
-		"Probing 5 servers: 1 done, 0 failed, 2 in progress, 2 waiting (memory: starting, 11s; the command may be compiling or downloading: go run, npx, uvx)",
-		"Probing 5 servers: 1 done, 1 failed, 2 in progress, 1 waiting (time: handshake, 11s; the command may be compiling or downloading: go run, npx, uvx)",
+		"Probing 5 servers: 1 done, 0 failed, 2 in progress, 2 waiting (memory: starting, 11s; compiling or downloading?)",
+		"Probing 5 servers: 1 done, 1 failed, 2 in progress, 1 waiting (time: handshake, 11s; compiling or downloading?)",
 		"Probing 5 servers: 2 done, 1 failed, 1 in progress, 1 waiting (filesystem: starting, 2s)",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

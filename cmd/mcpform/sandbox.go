@@ -135,8 +135,9 @@ func explainSandbox(io *stdio, name string, e *lock.Entry, lockPath, auditPath, 
 	fmt.Fprintf(w, "  namespaces user, mount, pid, network, ipc, uts, cgroup; no capabilities; no_new_privs; seccomp filter\n")
 	fmt.Fprintln(w, "  view       a private root holding only the grants below (nothing else exists for the server);")
 	fmt.Fprintln(w, "             all read-only but the read+write grants, nosuid; nothing it can write is executable")
-	fmt.Fprintln(w, "             (noexec mounts; memfds sealed non-executable); Landlock enforces the same grants again")
-	fmt.Fprintf(w, "  ${TMP}     a fresh private directory per start (here %s), also TMPDIR\n", tmp)
+	fmt.Fprintln(w, "             (noexec mounts; memfds sealed non-executable; no setuid or setgid bits); code it loads into")
+	fmt.Fprintln(w, "             memory itself may run, as a JIT's does; Landlock enforces the same grants again")
+	fmt.Fprintf(w, "  ${TMP}     a fresh private tmpfs per start (mounted on %s), also TMPDIR\n", tmp)
 	fmt.Fprintln(w, "  filesystem (the runtime base, then the policy):")
 	for _, g := range grants {
 		fmt.Fprintf(w, "    %-13s %s\n", g.Access, escape.String(g.Path))

@@ -74,7 +74,11 @@
 //
 //   - runtime base and program (read and execute): read-only, nosuid, nodev;
 //   - Spec.Read: read-only, nosuid, nodev, noexec;
-//   - Spec.Write and Spec.Tmp: writable, nosuid, nodev, noexec;
+//   - Spec.Write: writable, nosuid, nodev, noexec;
+//   - Spec.Tmp: a tmpfs of its own (fsopen), writable, nosuid, nodev,
+//     noexec, holding the host directory's subdirectories, of at most the
+//     memory limit's size (its pages are charged to the memory cgroup), so
+//     that the server cannot fill the host's disk through it;
 //   - the device files: read-only mounts of the host's nodes (writing to
 //     /dev/null needs no writable mount; chmod of it would).
 //
@@ -82,11 +86,14 @@
 // symlink recreated at the given path. The working directory, when not
 // granted, is an empty directory of the tmpfs. Nothing the server writes
 // can be executed: noexec refuses execve and mmap(PROT_EXEC) of its files
-// (so "ld.so FILE" fails too), and memfds are sealed non-executable
+// (so "ld.so FILE" fails too), memfds are sealed non-executable
 // (vm.memfd_noexec=2 in the pid namespace, which only the host's root may
-// set; otherwise seccomp refuses memfd_create without MFD_NOEXEC_SEAL).
-// Anonymous executable memory stays allowed: JIT compilers need it, and it
-// is not a file the server wrote.
+// set; otherwise seccomp refuses memfd_create without MFD_NOEXEC_SEAL), and
+// seccomp refuses the setuid and setgid bits (the server owns what it
+// creates, and nosuid holds only inside the sandbox). Code the server
+// loads into memory itself stays allowed, anonymous or from a memfd mapped
+// executable (ld.so /proc/self/fd/N): JIT compilers need it, and it runs
+// with the server's own restrictions.
 //
 // # Landlock
 //
@@ -151,7 +158,10 @@
 // userfaultfd, keyctl, add_key, request_key, kexec, module loading,
 // open_by_handle_at, io_uring (its operations bypass these checks), clock
 // and swap and reboot calls, memfd_secret, and the TIOCSTI and TIOCLINUX
-// ioctls; socketpair only for SOCK_STREAM and SOCK_SEQPACKET (a datagram end,
+// ioctls; the setuid and setgid bits in chmod, open, creat and mknod
+// (openat2 fails with ENOSYS: its mode is out of a filter's reach);
+// prlimit on any process but the caller; socketpair only for SOCK_STREAM
+// and SOCK_SEQPACKET (a datagram end,
 // disconnected, could send to any unix socket address); clone3 fails with
 // ENOSYS (its flags are out of a filter's reach; libc and Go fall back to
 // clone).
@@ -164,7 +174,10 @@
 // hierarchies are writable) processes and memory for the whole tree; always
 // rlimits for open files, file size, core dumps (none), processes (which the
 // kernel does not apply to the host's root) and, without a memory cgroup,
-// memory per process. LimitsInForce says which holds on this machine.
+// each process's private memory (RLIMIT_DATA counts no shared mapping).
+// ${TMP} is a tmpfs of at most the memory limit. Stage 1, outside the
+// cgroup, bounds itself: at most 256 bridged connections, its own soft
+// descriptor limit. LimitsInForce says which holds on this machine.
 //
 // # Limits
 //

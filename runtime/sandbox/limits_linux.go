@@ -155,7 +155,7 @@ func LimitsInForce(l policy.Limits) []string {
 	} else if os.Geteuid() == 0 {
 		procs = "not enforced: the kernel exempts the host's root from RLIMIT_NPROC, and no cgroup with the pids controller is writable here"
 	}
-	mem := "RLIMIT_DATA, per process"
+	mem := "RLIMIT_DATA: each process's private memory; shared mappings and memfds are not counted without a memory cgroup"
 	if c, ok := by["memory"]; ok {
 		mem = c + " memory limit, for the whole tree"
 	}
@@ -164,6 +164,7 @@ func LimitsInForce(l policy.Limits) []string {
 		fmt.Sprintf("processes  %d (%s)", l.Processes, procs),
 		fmt.Sprintf("files      %d open per process (RLIMIT_NOFILE)", l.Files),
 		fmt.Sprintf("file size  %s (RLIMIT_FSIZE)", policy.FormatSize(l.FileSize)),
+		fmt.Sprintf("${TMP}     %s at most (a tmpfs of its own)", policy.FormatSize(l.Memory)),
 		"core dumps none (RLIMIT_CORE 0)",
 	}
 }

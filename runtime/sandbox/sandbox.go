@@ -135,6 +135,8 @@ type stageConfig struct {
 	Limits       policy.Limits
 	CgroupDirs   []string
 	MemoryCgroup bool
+	// Tmp is Spec.Tmp, which the view shows as a tmpfs of its own.
+	Tmp string
 }
 
 // access is what a pathRule grants.
@@ -228,6 +230,7 @@ func build(cmd *exec.Cmd, spec Spec) (stageConfig, []string, error) {
 		Network:      spec.Network,
 		EgressSocket: spec.EgressSocket,
 		Limits:       spec.Limits.Effective(),
+		Tmp:          spec.Tmp,
 	}
 	if spec.Cgroup != nil {
 		cfg.CgroupDirs = spec.Cgroup.Dirs

@@ -6,3 +6,6 @@ package sandbox
 const x32SyscallBit = 0x40000000
 
 var archDeniedSyscalls []uintptr
+
+// archModeSyscalls: arm64 has only the *at forms, in modeSyscalls.
+var archModeSyscalls []modeSyscall

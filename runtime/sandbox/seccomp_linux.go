@@ -44,6 +44,29 @@ var deniedSyscalls = append([]uintptr{
 	unix.SYS_LOOKUP_DCOOKIE, unix.SYS_NFSSERVCTL, unix.SYS_MEMFD_SECRET,
 }, archDeniedSyscalls...)
 
+// modeSyscall is a syscall that takes a file mode. The filter refuses it
+// when the mode has the setuid or setgid bit: the server is uid 0 of a
+// namespace that maps mcpform's own uid, so it owns what it creates and the
+// kernel would let it set them, and nosuid holds only inside the sandbox.
+// Outside, such a file in a write path would run as mcpform's user for
+// anyone. With flagsArg >= 0 the mode counts only when the flags create a
+// file (O_CREAT, O_TMPFILE).
+type modeSyscall struct {
+	nr                uintptr
+	modeArg, flagsArg int
+}
+
+var modeSyscalls = append([]modeSyscall{
+	{unix.SYS_OPENAT, 3, 2},
+	{unix.SYS_FCHMOD, 1, -1},
+	{unix.SYS_FCHMODAT, 2, -1},
+	{unix.SYS_FCHMODAT2, 2, -1},
+	{unix.SYS_MKNODAT, 2, -1},
+}, archModeSyscalls...)
+
+// createFlags are the open flags with which the mode argument is used.
+const createFlags = unix.O_CREAT | unix.O_TMPFILE&^unix.O_DIRECTORY
+
 // cloneNamespaceFlags are the clone(2) flags that create namespaces. They
 // are all in the low 32 bits of the flags argument.
 const cloneNamespaceFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
@@ -72,6 +95,11 @@ func offArg(i int) uint32 { return 16 + 8*uint32(i) }
 //   - socketpair(2): only SOCK_STREAM and SOCK_SEQPACKET. A datagram end
 //     can be disconnected (connect AF_UNSPEC) and then send to any unix
 //     socket address; a stream end stays tied to its peer.
+//   - modeSyscalls with S_ISUID or S_ISGID in the mode: EPERM; openat2(2)
+//     fails with ENOSYS (its mode is in memory the filter cannot read; libc
+//     and Go use openat).
+//   - prlimit64(2) on any process but the caller (pid 0): EPERM, so the
+//     server cannot lower stage 1's limits.
 //   - memfd_create(2), when the kernel cannot make the sandbox's memfds
 //     non-executable (vm.memfd_noexec, see stage 1): only with
 //     MFD_NOEXEC_SEAL, so no memfd can be executed. memfd_secret: EPERM.
@@ -100,6 +128,11 @@ func seccompFilter(memfdSealed bool) ([]unix.SockFilter, error) {
 	}
 	a.jeq(unix.SYS_CLONE, "clone", "")
 	a.jeq(unix.SYS_CLONE3, "enosys", "")
+	a.jeq(unix.SYS_OPENAT2, "enosys", "")
+	a.jeq(unix.SYS_PRLIMIT64, "prlimit", "")
+	for i, m := range modeSyscalls {
+		a.jeq(uint32(m.nr), fmt.Sprintf("mode%d", i), "")
+	}
 	a.jeq(unix.SYS_IOCTL, "ioctl", "")
 	for _, nr := range deniedSyscalls {
 		a.jeq(uint32(nr), "eperm", "")
@@ -121,6 +154,20 @@ func seccompFilter(memfdSealed bool) ([]unix.SockFilter, error) {
 	a.label("netlink")
 	a.ld(offArg(2))
 	a.jeq(unix.NETLINK_ROUTE, "allow", "eperm")
+
+	for i, m := range modeSyscalls {
+		a.label(fmt.Sprintf("mode%d", i))
+		if m.flagsArg >= 0 {
+			a.ld(offArg(m.flagsArg))
+			a.jset(createFlags, "", "allow")
+		}
+		a.ld(offArg(m.modeArg))
+		a.jset(unix.S_ISUID|unix.S_ISGID, "eperm", "allow")
+	}
+
+	a.label("prlimit")
+	a.ld(offArg(0))
+	a.jeq(0, "allow", "eperm")
 
 	a.label("socketpair")
 	a.ld(offArg(1))

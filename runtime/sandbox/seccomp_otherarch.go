@@ -7,3 +7,4 @@ package sandbox
 const x32SyscallBit = 0x40000000
 
 var archDeniedSyscalls []uintptr
+var archModeSyscalls []modeSyscall

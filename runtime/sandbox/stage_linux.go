@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -62,11 +63,18 @@ func runStage1(cfg stageConfig) {
 	// The sysctl is the pid namespace's, whichever /proc shows it: set it
 	// before the view's /proc, which is read-only.
 	memfdSealed := memfdNoexec()
-	if err := enterView(cfg.Rules, wd); err != nil {
+	if err := enterView(cfg.Rules, wd, privateTmp{Path: cfg.Tmp, Size: cfg.Limits.Memory}); err != nil {
 		fail("stage 1", fmt.Errorf("building the server's filesystem view: %w", err))
 	}
 	if err := loopbackUp(); err != nil && !mutation.Off("netns") {
 		fail("stage 1", fmt.Errorf("bringing up loopback: %w", err))
+	}
+	// Stage 1's own descriptors are bounded by the soft limit; the hard one
+	// stays for stage 2, which sets the server's (and the server cannot
+	// change stage 1's: seccomp allows prlimit on the caller only).
+	var nofile unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &nofile) == nil && nofile.Max > stage1Files {
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: stage1Files, Max: nofile.Max})
 	}
 	if cfg.Network {
 		l, err := net.Listen("tcp4", ProxyAddr)
@@ -169,32 +177,58 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
+// bridgeMaxConns bounds the bridge's connections at once, as the egress
+// proxy bounds its own (egress.MaxConns): stage 1 is outside the server's
+// cgroup and rlimits, so a server that opened connections and never closed
+// them must not be able to spend stage 1's descriptors and memory.
+const bridgeMaxConns = 256
+
+// stage1Files is stage 1's own descriptor limit: the bridge's connections
+// (two sockets and a splice pipe pair each way at most), and a few more.
+const stage1Files = 8*bridgeMaxConns + 64
+
 // bridge joins each connection to ProxyAddr inside the namespace to the
 // egress proxy's unix socket outside it. A socket on the filesystem is
 // reachable across network namespaces; the server itself cannot use it
-// (seccomp refuses AF_UNIX sockets), only this bridge can.
+// (seccomp refuses AF_UNIX sockets), only this bridge can. A connection over
+// bridgeMaxConns is closed at once; one whose proxy side has ended is closed
+// whole, whatever the server still sends; a failed Accept (out of
+// descriptors) is waited out, never the end of the bridge.
 func bridge(l net.Listener, sock string) {
+	slots := make(chan struct{}, bridgeMaxConns)
+	backoff := time.Millisecond
 	for {
 		c, err := l.Accept()
 		if err != nil {
-			return
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = time.Millisecond
+		select {
+		case slots <- struct{}{}:
+		default:
+			c.Close()
+			continue
 		}
 		go func() {
+			defer func() { <-slots }()
 			defer c.Close()
 			u, err := net.Dial("unix", sock)
 			if err != nil {
 				return
 			}
 			defer u.Close()
-			done := make(chan struct{})
 			go func() {
 				io.Copy(u, c)
 				u.(*net.UnixConn).CloseWrite()
-				close(done)
 			}()
+			// The proxy's side decides: once it has ended, closing both
+			// ends the copy from the server too.
 			io.Copy(c, u)
-			c.(*net.TCPConn).CloseWrite()
-			<-done
 		}()
 	}
 }

@@ -52,6 +52,51 @@ type viewSource struct {
 	alias  string // the path as granted, when it differs from real
 	access access
 	dir    bool
+	fresh  bool // tree is a new tmpfs, not a clone of the host's
+}
+
+// tmpSource makes the tmpfs that stands for tmp.Path in the view, a
+// detached mount (fsopen, fsmount) with the host directory's
+// subdirectories.
+func tmpSource(tmp privateTmp) (viewSource, error) {
+	real, err := filepath.EvalSymlinks(tmp.Path)
+	if err != nil {
+		return viewSource{}, err
+	}
+	var dirs []string
+	err = filepath.WalkDir(real, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p != real {
+			dirs = append(dirs, p[len(real)+1:])
+		}
+		return err
+	})
+	if err != nil {
+		return viewSource{}, err
+	}
+	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return viewSource{}, fmt.Errorf("creating a tmpfs (fsopen needs Linux 5.2): %w", err)
+	}
+	defer unix.Close(fs)
+	for k, v := range map[string]string{"size": strconv.FormatInt(tmp.Size, 10), "mode": "0700"} {
+		if err := unix.FsconfigSetString(fs, k, v); err != nil {
+			return viewSource{}, fmt.Errorf("configuring the tmpfs (%s): %w", k, err)
+		}
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return viewSource{}, fmt.Errorf("creating the tmpfs: %w", err)
+	}
+	tree, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, int(viewAttrs[accessWrite]))
+	if err != nil {
+		return viewSource{}, fmt.Errorf("mounting the tmpfs: %w", err)
+	}
+	for _, d := range dirs { // parents first: WalkDir's order
+		if err := unix.Mkdirat(tree, d, 0o700); err != nil {
+			unix.Close(tree)
+			return viewSource{}, fmt.Errorf("creating %s in the tmpfs: %w", d, err)
+		}
+	}
+	return viewSource{tree: tree, real: real, access: accessWrite, dir: true, fresh: true}, nil
 }
 
 // stagingDirs are candidates for where stage 1 mounts the new root's tmpfs
@@ -64,11 +109,11 @@ var stagingDirs = []string{"/tmp", "/mnt", "/run", "/var/tmp"}
 // Landlock), a fresh /proc, a /dev of the allowed device nodes, and wd (the server's working directory: granted, or an
 // empty directory). It is called in stage 1, in the new mount namespace,
 // after /proc of the new pid namespace is mountable.
-func enterView(rules []pathRule, wd string) error {
+func enterView(rules []pathRule, wd string, tmp privateTmp) error {
 	if mutation.Off("mountns") {
 		return unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	}
-	srcs, err := openSources(rules)
+	srcs, err := openSources(rules, tmp)
 	defer func() {
 		for _, s := range srcs {
 			if s.tree >= 0 {
@@ -145,14 +190,32 @@ func enterView(rules []pathRule, wd string) error {
 	return nil
 }
 
+// privateTmp is the server's ${TMP}: the host directory made for it, shown
+// in the view as a tmpfs of its own of at most Size bytes (charged to the
+// server's memory cgroup where there is one), holding the same
+// directories, so that what the server writes there cannot fill the host's
+// disk.
+type privateTmp struct {
+	Path string
+	Size int64
+}
+
 // openSources opens every grant of rules in the host's view, sorted by
 // where it is mounted (parents first). /proc is not a grant of the host's:
-// the view gets a fresh one. A missing optional path is left out, as
-// Landlock leaves it out.
-func openSources(rules []pathRule) ([]viewSource, error) {
+// the view gets a fresh one; nor is tmp.Path, which becomes a tmpfs. A
+// missing optional path is left out, as Landlock leaves it out.
+func openSources(rules []pathRule, tmp privateTmp) ([]viewSource, error) {
 	var srcs []viewSource
 	for _, r := range grantable(rules) {
 		if r.Path == "/proc" {
+			continue
+		}
+		if tmp.Path != "" && r.Path == tmp.Path {
+			s, err := tmpSource(tmp)
+			if err != nil {
+				return srcs, fmt.Errorf("the server's ${TMP}: %w", err)
+			}
+			srcs = append(srcs, s)
 			continue
 		}
 		fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
@@ -188,6 +251,10 @@ func openSources(rules []pathRule) ([]viewSource, error) {
 	// A grant already in the view alike is not cloned at all.
 	var kept []viewSource
 	for i := range srcs {
+		if srcs[i].fresh {
+			kept = append(kept, srcs[i])
+			continue
+		}
 		fd := srcs[i].tree
 		srcs[i].tree = -1
 		if coveredAlike(kept, srcs[i]) {

@@ -171,10 +171,28 @@ func runVersion(_ context.Context, io *stdio, args []string) int {
 	return exitOK
 }
 
-// writeVersion prints the human form: the first line is "mcpform vX.Y.Z",
-// as before, so that scripts reading it keep working.
+// displayVersion is the version as a person reads it: a build that no
+// release or tagged module stamped is a development build of the source,
+// "0.1.0-dev". Only the display says so: Version stays sourceVersion, since
+// in semver 0.1.0-dev sorts before 0.1.0 and would fail a required_version
+// of ">= 0.1.0" that the same source meets.
+func (b buildStamp) displayVersion() string {
+	if b.Source == "source" {
+		return b.Version + "-dev"
+	}
+	return b.Version
+}
+
+// writeVersion prints the human form. A release's first line is
+// "mcpform vX.Y.Z", which the GitHub Action and scripts read; a development
+// build's says that it is one, so that nobody takes it for the release of
+// the same number.
 func writeVersion(w io.Writer, b buildStamp) {
-	fmt.Fprintf(w, "mcpform v%s\n", b.Version)
+	if b.Source == "source" {
+		fmt.Fprintf(w, "mcpform v%s (development build, not a release)\n", b.displayVersion())
+	} else {
+		fmt.Fprintf(w, "mcpform v%s\n", b.displayVersion())
+	}
 	switch {
 	case b.Commit == "":
 		fmt.Fprintln(w, "commit unknown (built without version control information)")

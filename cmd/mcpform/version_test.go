@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpform/mcpform/lang"
 )
 
 // TestResolveBuild specifies where `mcpform version` takes each value from:
@@ -95,17 +99,52 @@ func TestWriteVersion(t *testing.T) {
 		b    buildStamp
 		want string
 	}{
-		{buildStamp{Version: "0.2.0", Commit: "abc", Date: "2026-12-01T00:00:00Z", GoVersion: "go1.26.8", Platform: "linux_arm64"},
+		{buildStamp{Version: "0.2.0", Commit: "abc", Date: "2026-12-01T00:00:00Z", Source: "release", GoVersion: "go1.26.8", Platform: "linux_arm64"},
 			"mcpform v0.2.0\ncommit abc\ndate   2026-12-01T00:00:00Z\nbuilt  with go1.26.8 for linux_arm64\n"},
-		{buildStamp{Version: "0.1.0", Commit: "abc", Modified: true, GoVersion: "go1.26.8", Platform: "darwin_amd64"},
-			"mcpform v0.1.0\ncommit abc (with uncommitted changes)\nbuilt  with go1.26.8 for darwin_amd64\n"},
-		{buildStamp{Version: "0.1.0", GoVersion: "go1.26.8", Platform: "windows_amd64"},
-			"mcpform v0.1.0\ncommit unknown (built without version control information)\nbuilt  with go1.26.8 for windows_amd64\n"},
+		{buildStamp{Version: "0.3.1", Source: "module", GoVersion: "go1.26.8", Platform: "linux_amd64"},
+			"mcpform v0.3.1\ncommit unknown (built without version control information)\nbuilt  with go1.26.8 for linux_amd64\n"},
+		// A build of the source (a clone, go install …@main) is not the
+		// release of the same number, and says so.
+		{buildStamp{Version: "0.1.0", Commit: "abc", Modified: true, Source: "source", GoVersion: "go1.26.8", Platform: "darwin_amd64"},
+			"mcpform v0.1.0-dev (development build, not a release)\ncommit abc (with uncommitted changes)\nbuilt  with go1.26.8 for darwin_amd64\n"},
+		{buildStamp{Version: "0.1.0", Commit: "3ef4bfa", Date: "2026-11-30T10:00:00Z", Source: "source", GoVersion: "go1.26.8", Platform: "linux_amd64"},
+			"mcpform v0.1.0-dev (development build, not a release)\ncommit 3ef4bfa\ndate   2026-11-30T10:00:00Z\nbuilt  with go1.26.8 for linux_amd64\n"},
+		{buildStamp{Version: "0.1.0", Source: "source", GoVersion: "go1.26.8", Platform: "windows_amd64"},
+			"mcpform v0.1.0-dev (development build, not a release)\ncommit unknown (built without version control information)\nbuilt  with go1.26.8 for windows_amd64\n"},
 	} {
 		var b bytes.Buffer
 		writeVersion(&b, tt.b)
 		if diff := cmp.Diff(tt.want, b.String()); diff != "" {
 			t.Errorf("writeVersion(%+v) (-want +got):\n%s", tt.b, diff)
 		}
+	}
+}
+
+// TestDevelopmentBuildMeetsRequiredVersion: a development build shows
+// "-dev", but required_version is checked against the source's version, so
+// the configuration the source's own README shows (">= 0.1.0") still loads.
+// In semver "0.1.0-dev" sorts before "0.1.0": checking the displayed string
+// would refuse it.
+func TestDevelopmentBuildMeetsRequiredVersion(t *testing.T) {
+	b := resolveBuild("", "", "", &debug.BuildInfo{Main: debug.Module{Path: "github.com/mcpform/mcpform", Version: "(devel)"}})
+	if b.Source != "source" || b.Version != sourceVersion {
+		t.Fatalf("a (devel) build resolves to %+v, want the source's version", b)
+	}
+	if got, want := b.displayVersion(), sourceVersion+"-dev"; got != want {
+		t.Errorf("displayVersion() = %q, want %q", got, want)
+	}
+	dir := t.TempDir()
+	hcl := "mcpform {\n  required_version = \">= " + sourceVersion + "\"\n}\n\nserver \"time\" {\n  command = [\"mcp-server-time\"]\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "mcp.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{b.Version, "0.2.0"} {
+		if _, diags := lang.Load(dir, lang.Options{Version: v}); diags.HasErrors() {
+			t.Errorf("required_version \">= %s\" with mcpform %s: %v", sourceVersion, v, diags)
+		}
+	}
+	// The check is real: an older release is refused.
+	if _, diags := lang.Load(dir, lang.Options{Version: "0.0.9"}); !diags.HasErrors() {
+		t.Errorf("required_version \">= %s\" accepted mcpform 0.0.9", sourceVersion)
 	}
 }

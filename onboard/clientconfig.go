@@ -289,9 +289,7 @@ func Bypassing(c Client, data []byte) []string {
 			Args    []string `json:"args"`
 		}
 		json.Unmarshal(m.Value, &e)
-		base := e.Command[strings.LastIndexAny(e.Command, `/\`)+1:]
-		base = strings.TrimSuffix(strings.ToLower(base), ".exe")
-		if base != "mcpform" || len(e.Args) == 0 || e.Args[0] != "run" {
+		if _, ok := launchOf(e.Command, e.Args); !ok {
 			out = append(out, m.Key)
 		}
 	}

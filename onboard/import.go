@@ -139,7 +139,7 @@ func Import(data []byte, opts Options) (*Result, error) {
 	}
 
 	var body strings.Builder
-	var skipped []string
+	var skipped, managed []string
 	taken := map[string]bool{}
 	for _, m := range servers {
 		s, err := decodeServer(m)
@@ -159,6 +159,19 @@ func Import(data []byte, opts Options) (*Result, error) {
 			res.Skipped = append(res.Skipped, s.name)
 			skipped = append(skipped, fmt.Sprintf("%s: no command", strconv.Quote(s.name)))
 			note(true, "has no command and no url, so it was not imported")
+			continue
+		}
+		// An entry client-config wrote launches `mcpform run`: the server
+		// is in a lock already. Importing it would make mcpform run
+		// mcpform, a server whose command is the proxy of itself.
+		if r, ok := launchOf(s.command, s.args); ok {
+			res.Skipped = append(res.Skipped, s.name)
+			held := strconv.Quote(r.lock)
+			if r.name != s.name {
+				held += ", as " + strconv.Quote(r.name)
+			}
+			managed = append(managed, fmt.Sprintf("%s: mcpform run (lock %s)", strconv.Quote(s.name), held))
+			res.Notes = append(res.Notes, Note{Text: fmt.Sprintf("server %s is already managed by mcpform (lock %s): left out", strconv.Quote(s.name), held)})
 			continue
 		}
 
@@ -264,13 +277,22 @@ func Import(data []byte, opts Options) (*Result, error) {
 			fmt.Fprintf(&src, "#   %s\n", oneLine(s))
 		}
 	}
+	if len(managed) > 0 {
+		src.WriteString("\n# Not imported: these already run through mcpform, from the lock they name.\n")
+		for _, s := range managed {
+			fmt.Fprintf(&src, "#   %s\n", oneLine(s))
+		}
+	}
 	out, diags := lang.Format([]byte(src.String()), lang.ConfigFile)
 	if diags.HasErrors() {
 		// Import builds every string with quote, so this is a bug.
 		return nil, fmt.Errorf("formatting the generated mcp.hcl: %s", diags.Error())
 	}
 	res.HCL = out
-	if len(res.Names) == 0 {
+	switch {
+	case len(res.Names) == 0 && len(managed) == len(servers):
+		res.Notes = append(res.Notes, Note{Warning: true, Text: "every server already runs through mcpform: there is nothing to import; change the mcp.hcl beside the lock instead"})
+	case len(res.Names) == 0:
 		res.Notes = append(res.Notes, Note{Warning: true, Text: "no stdio server to import: mcp.hcl declares no servers"})
 	}
 	return res, nil
@@ -348,6 +370,62 @@ func decodeServer(m member) (*clientServer, error) {
 		}
 	}
 	return s, nil
+}
+
+// mcpformLaunch is what a client entry that launches `mcpform run` serves.
+type mcpformLaunch struct {
+	lock string // the -lock argument as written; "mcp.lock" by default
+	name string // the server's name in that lock
+}
+
+// launchOf reports whether command and args launch mcpform's proxy,
+// `mcpform [-chdir DIR] run [flags] NAME`, as client-config writes it
+// (the binary by any path, mcpform.exe on Windows, the lock by -lock), and
+// what it serves.
+func launchOf(command string, args []string) (mcpformLaunch, bool) {
+	base := command[strings.LastIndexAny(command, `/\`)+1:]
+	if strings.TrimSuffix(strings.ToLower(base), ".exe") != "mcpform" {
+		return mcpformLaunch{}, false
+	}
+	if len(args) > 0 && strings.HasPrefix(args[0], "-chdir=") {
+		args = args[1:]
+	} else if len(args) > 1 && args[0] == "-chdir" {
+		args = args[2:]
+	}
+	if len(args) == 0 || args[0] != "run" {
+		return mcpformLaunch{}, false
+	}
+	l := mcpformLaunch{lock: "mcp.lock"}
+	// run's flags, those with a value (cmd/mcpform/run.go); the flag
+	// package takes them before or after the name, with - or --.
+	valued := map[string]bool{"lock": true, "audit": true, "spin": true}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			if i+1 < len(args) && l.name == "" {
+				l.name = args[i+1]
+			}
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			if l.name == "" {
+				l.name = a
+			}
+			continue
+		}
+		flag, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if valued[flag] && !hasValue && i+1 < len(args) {
+			i++
+			value = args[i]
+		}
+		if flag == "lock" {
+			l.lock = value
+		}
+	}
+	if l.name == "" {
+		return mcpformLaunch{}, false
+	}
+	return l, true
 }
 
 // remote says why s is a remote (HTTP or SSE) server, or "" for stdio.

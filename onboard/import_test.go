@@ -481,3 +481,68 @@ func TestImportBOMAndCRLF(t *testing.T) {
 		t.Errorf("a CR or the BOM reached mcp.hcl")
 	}
 }
+
+// TestLaunchOf specifies which client entries run mcpform's proxy: those
+// import leaves out and client-config does not count as bypassing it.
+func TestLaunchOf(t *testing.T) {
+	for _, tt := range []struct {
+		command string
+		args    []string
+		want    mcpformLaunch
+		ok      bool
+	}{
+		// What client-config writes, and its ${userHome} form.
+		{"/home/a/go/bin/mcpform", []string{"run", "-lock", "/p/mcp.lock", "github"}, mcpformLaunch{"/p/mcp.lock", "github"}, true},
+		{"${userHome}/go/bin/mcpform", []string{"run", "-lock", "${workspaceFolder}/mcp.lock", "time"}, mcpformLaunch{"${workspaceFolder}/mcp.lock", "time"}, true},
+		{"mcpform", []string{"run", "notes"}, mcpformLaunch{"mcp.lock", "notes"}, true},
+		{`C:\bin\McpForm.exe`, []string{"run", "--lock=C:\\p\\mcp.lock", "a"}, mcpformLaunch{`C:\p\mcp.lock`, "a"}, true},
+		// -chdir first; run's valued flags before and after the name.
+		{"mcpform", []string{"-chdir=/srv", "run", "-spin", "0", "x", "-audit", "/a.jsonl"}, mcpformLaunch{"mcp.lock", "x"}, true},
+		{"mcpform", []string{"-chdir", "/srv", "run", "-explain-sandbox", "-lock", "l.lock", "y"}, mcpformLaunch{"l.lock", "y"}, true},
+		{"mcpform", []string{"run", "--", "-odd"}, mcpformLaunch{"mcp.lock", "-odd"}, true},
+		// Not the proxy: another command of mcpform, no server, another
+		// program, a program whose name only starts with mcpform.
+		{"mcpform", []string{"plan"}, mcpformLaunch{}, false},
+		{"mcpform", []string{"run"}, mcpformLaunch{}, false},
+		{"mcpform", []string{"run", "-lock", "/p/mcp.lock"}, mcpformLaunch{}, false},
+		{"mcpform", nil, mcpformLaunch{}, false},
+		{"npx", []string{"-y", "mcpform", "run", "x"}, mcpformLaunch{}, false},
+		{"/usr/bin/mcpform-tool", []string{"run", "x"}, mcpformLaunch{}, false},
+	} {
+		got, ok := launchOf(tt.command, tt.args)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("launchOf(%q, %q) = %+v, %v; want %+v, %v", tt.command, tt.args, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestImportLeavesOutMcpformRun: importing a file client-config wrote must
+// not wrap mcpform in mcpform; each such entry is left out with a note.
+func TestImportLeavesOutMcpformRun(t *testing.T) {
+	data := []byte(`{"mcpServers": {
+		"github": {"command": "/opt/bin/mcpform", "args": ["run", "-lock", "/p/mcp.lock", "github"], "env": {"GITHUB_TOKEN": "x"}},
+		"fetch": {"command": "uvx", "args": ["mcp-server-fetch==2025.4.7"]}
+	}}`)
+	res, err := Import(data, Options{Client: ClaudeDesktop, LookPath: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"fetch"}, res.Names); diff != "" {
+		t.Errorf("imported (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"github"}, res.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if strings.Contains(string(res.HCL), "/opt/bin/mcpform") {
+		t.Errorf("mcp.hcl runs mcpform:\n%s", res.HCL)
+	}
+	want := Note{Text: `server "github" is already managed by mcpform (lock "/p/mcp.lock"): left out`}
+	if !slices.Contains(res.Notes, want) {
+		t.Errorf("notes %v lack %v", res.Notes, want)
+	}
+	for _, n := range res.Notes {
+		if n.Warning {
+			t.Errorf("unexpected warning: %v", n)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/onboard"
 )
@@ -132,7 +133,13 @@ func runImport(_ context.Context, io *stdio, args []string) int {
 	}
 	fmt.Fprintln(io.err, ".")
 	if len(res.Skipped) > 0 {
-		fmt.Fprintf(io.err, "Not imported: %s.\n", strings.Join(res.Skipped, ", "))
+		// The names are the client file's: escaped, as every untrusted
+		// string mcpform prints.
+		names := make([]string, len(res.Skipped))
+		for i, n := range res.Skipped {
+			names[i] = escape.String(n)
+		}
+		fmt.Fprintf(io.err, "Not imported: %s.\n", strings.Join(names, ", "))
 	}
 	fmt.Fprintln(io.err, "Next: review it (pin every package), then run mcpform plan.")
 	return exitOK

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpform/mcpform/internal/npmtest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -132,9 +133,9 @@ func TestProbeNPMServers(t *testing.T) {
 		wantTools []string // a few tool names that must be there
 		wantCaps  []string // capabilities that must be declared
 	}{
-		{"everything", []string{npmBin(t, "mcp-server-everything"), "stdio"}, 5, []string{"echo", "get-sum"}, []string{"tools", "prompts", "resources"}},
-		{"filesystem", []string{npmBin(t, "mcp-server-filesystem"), dir}, 5, []string{"read_text_file", "list_directory"}, []string{"tools"}},
-		{"memory", []string{npmBin(t, "mcp-server-memory")}, 5, []string{"create_entities", "read_graph"}, []string{"tools", "resources"}},
+		{"everything", []string{npmtest.Bin(t, "mcp-server-everything"), "stdio"}, 5, []string{"echo", "get-sum"}, []string{"tools", "prompts", "resources"}},
+		{"filesystem", []string{npmtest.Bin(t, "mcp-server-filesystem"), dir}, 5, []string{"read_text_file", "list_directory"}, []string{"tools"}},
+		{"memory", []string{npmtest.Bin(t, "mcp-server-memory")}, 5, []string{"create_entities", "read_graph"}, []string{"tools", "resources"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,24 +9,6 @@ import (
 	"testing"
 )
 
-// npmBin returns the path of an npm reference server's executable from
-// testdata/npm/node_modules. They are pinned by testdata/npm's package-lock
-// and installed by the project's test command; a missing one fails the test
-// rather than skipping it, because fakes never stand in for real servers.
-func npmBin(t *testing.T, name string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "testdata", "npm")
-	bin := filepath.Join(root, "node_modules", ".bin", name)
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s is missing (%v): run the project's test command (.ci/run, which runs `npm ci` in testdata/npm) before go test", bin, err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not on PATH (%v): the npm reference servers need it; install Node.js and run the project's test command (.ci/run)", err)
-	}
-	return bin
-}
-
 var (
 	buildOnce sync.Once
 	buildDir  string

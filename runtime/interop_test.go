@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/npmtest"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/surface"
@@ -24,20 +25,6 @@ import (
 func moduleRoot() string {
 	_, file, _, _ := goruntime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..")
-}
-
-// npmBin returns a pinned npm executable. Missing ones fail the test: the
-// project's test command installs them.
-func npmBin(t *testing.T, name string) string {
-	t.Helper()
-	bin := filepath.Join(moduleRoot(), "testdata", "npm", "node_modules", ".bin", name)
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s is missing (%v): run the README's test command (it runs `npm ci` in testdata/npm) before go test", bin, err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not on PATH (%v): run the README's test command", err)
-	}
-	return bin
 }
 
 var (
@@ -96,8 +83,8 @@ func lockServer(t *testing.T, path, name string, argv, env []string, era mcp.Era
 }
 
 func TestInteropInspector(t *testing.T) {
-	inspector := npmBin(t, "mcp-inspector")
-	everything := npmBin(t, "mcp-server-everything")
+	inspector := npmtest.Bin(t, "mcp-inspector")
+	everything := npmtest.Bin(t, "mcp-server-everything")
 	mcpform, notes := built(t)
 	dir := t.TempDir()
 	lockPath := filepath.Join(dir, "mcp.lock")

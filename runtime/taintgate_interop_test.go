@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/npmtest"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/policy"
@@ -36,8 +37,8 @@ func TestTaintInspector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the inspector and server-everything")
 	}
-	inspector := npmBin(t, "mcp-inspector")
-	everything := npmBin(t, "mcp-server-everything")
+	inspector := npmtest.Bin(t, "mcp-inspector")
+	everything := npmtest.Bin(t, "mcp-server-everything")
 	mcpform, _ := built(t)
 	dir := t.TempDir()
 	lockPath := filepath.Join(dir, "mcp.lock")

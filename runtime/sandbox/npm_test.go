@@ -10,27 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/npmtest"
 	"github.com/mcpform/mcpform/runtime/sandbox"
 )
-
-// filesystemServer is the npm reference filesystem server, installed by the
-// project's test command (npm ci in testdata/npm).
-func filesystemServer(t *testing.T) string {
-	_, file, _, _ := runtime.Caller(0)
-	bin := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "npm", "node_modules", ".bin", "mcp-server-filesystem")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s is missing (%v): run the project's test command (.ci/run, which runs `npm ci` in testdata/npm) before go test", bin, err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not in PATH: %v", err)
-	}
-	return bin
-}
 
 // rpcClient speaks newline-delimited JSON-RPC to a server's stdio, written
 // by hand so this test depends on nothing but the server.
@@ -79,7 +65,7 @@ func (c *rpcClient) send(method string, params any, notify bool) json.RawMessage
 // startFilesystemServer runs the npm server with args under spec and
 // initializes it.
 func startFilesystemServer(t *testing.T, spec sandbox.Spec, args ...string) (*rpcClient, *strings.Builder) {
-	cmd := exec.Command(filesystemServer(t), args...)
+	cmd := exec.Command(npmtest.Bin(t, "mcp-server-filesystem"), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + spec.Protect[0]}
 	spec.Tmp = tempDir(t)
 	if err := sandbox.Command(cmd, spec); err != nil {

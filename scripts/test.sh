@@ -11,12 +11,33 @@ echo "== installing the pinned npm reference servers and the inspector (testdata
 # npm ci refuses a lock without it. npm install keeps every version pinned in
 # package-lock.json (the lock is left unchanged) and skips the missing one.
 (cd testdata/npm && npm install --no-audit --no-fund --loglevel=error)
+# Without them the tests that run them skip (CI=true makes them fail
+# instead); here the install has just run, so a missing one is its failure.
+for bin in mcp-inspector mcp-server-everything mcp-server-filesystem mcp-server-memory; do
+  if [ ! -x "testdata/npm/node_modules/.bin/$bin" ]; then
+    echo "npm install in testdata/npm did not install $bin (testdata/npm/node_modules/.bin/$bin)" >&2
+    exit 1
+  fi
+done
 
 echo "== downloading Go modules"
 go mod download
 
+echo "== go mod tidy -diff"
+if ! go mod tidy -diff; then
+  echo "go.mod and go.sum are not tidy: run go mod tidy and commit the result (above: what it would change)" >&2
+  exit 1
+fi
+
 echo "== go vet"
 go vet ./...
+
+echo "== staticcheck"
+# Pinned, so a new release cannot fail a commit that passed: 2026.2.2, the
+# newest release, which supports Go 1.26. go run builds it from the module
+# proxy into the build cache once (about 40 s with empty caches), then
+# reuses it.
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 echo "== go test"
 go test -count=1 -timeout 20m ./...

@@ -62,7 +62,9 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 	if err != nil {
 		return exitUsage
 	}
-	color := useColor(io, io.out, f.noColor)
+	// Colour is decided per stream: the plan goes to stdout, diagnostics
+	// and errors to stderr.
+	color, errColor := useColor(io, io.out, f.noColor), useColor(io, io.err, f.noColor)
 	var p *plan.Plan
 	if f.planFile != "" {
 		if p, err = plan.ReadFile(f.planFile); err != nil {
@@ -71,7 +73,7 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 		}
 		cfg, diags := lang.Load(".", f.options(io))
 		if diags.HasErrors() {
-			lang.WriteDiagnostics(io.err, diags, cfg.Files, color, 0)
+			lang.WriteDiagnostics(io.err, diags, cfg.Files, errColor, 0)
 			return exitError
 		}
 		if plan.ConfigDigest(cfg) != p.ConfigDigest {
@@ -83,7 +85,7 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 		if p, _, code = makePlan(ctx, io, &f.configFlags); p == nil {
 			return code
 		}
-		if err := render.Human(io.out, p, render.Options{Color: color, Errors: io.err}); err != nil {
+		if err := render.Human(io.out, p, render.Options{Color: color, Errors: io.err, ErrorsColor: errColor}); err != nil {
 			fmt.Fprintf(io.err, "Error: %v\n", err)
 			return exitError
 		}

@@ -132,7 +132,7 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 	case f.markdown:
 		err = render.MarkdownWithOptions(io.out, p, render.MarkdownOptions{FullOutputURL: render.JobURL(io.getenv)})
 	default:
-		err = render.Human(io.out, p, render.Options{Color: useColor(io, io.out, f.noColor), Errors: io.err})
+		err = render.Human(io.out, p, render.Options{Color: useColor(io, io.out, f.noColor), Errors: io.err, ErrorsColor: useColor(io, io.err, f.noColor)})
 		if err == nil && f.out != "" && len(p.Errors()) == 0 {
 			fmt.Fprintf(io.out, "\nSaved the plan to %s. To write exactly this plan to the lock, run:\n    mcpform apply %s\n", f.out, f.out)
 		}

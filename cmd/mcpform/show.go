@@ -105,7 +105,7 @@ func showPlan(io *stdio, path string, f *showFlags) int {
 	if f.json {
 		err = render.JSON(io.out, p)
 	} else {
-		err = render.Human(io.out, p, render.Options{Color: useColor(io, io.out, f.noColor), Errors: io.err})
+		err = render.Human(io.out, p, render.Options{Color: useColor(io, io.out, f.noColor), Errors: io.err, ErrorsColor: useColor(io, io.err, f.noColor)})
 	}
 	if err != nil {
 		fmt.Fprintf(io.err, "Error: %v\n", err)

@@ -1,19 +1,8 @@
-//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly || windows)
 
 package main
 
-import (
-	"io"
-	"os"
-)
-
-// isTerminal reports whether r is a character device: the best this
-// platform offers without a console API.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports false: this platform offers mcpform no way to tell a
+// terminal from a character device such as /dev/null, and an unneeded
+// prompt or colour code in a log is worse than a plain one on a terminal.
+func isTerminal(stream any) bool { return false }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/mcpform/mcpform/lang"
@@ -116,16 +115,14 @@ func runValidate(_ context.Context, io *stdio, args []string) int {
 	return exitOK
 }
 
-// useColor reports whether output to w should be coloured: a terminal,
-// no -no-color, no NO_COLOR in the environment.
+// useColor reports whether output to w, the stream about to be written,
+// should be coloured: w is a terminal (not merely a character device:
+// /dev/null is one), no -no-color, no NO_COLOR (https://no-color.org: set
+// and not empty), TERM not "dumb". Ask it for each stream: stdout's answer
+// says nothing about stderr's (`plan >/dev/null 2>err.log`).
 func useColor(io *stdio, w io.Writer, noColor bool) bool {
 	if noColor || io.getenv("NO_COLOR") != "" || io.getenv("TERM") == "dumb" {
 		return false
 	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return isTerminal(w)
 }

@@ -30,6 +30,10 @@ type Options struct {
 	// plan's writer: the CLI sends them to stderr, as terraform sends its
 	// diagnostics, so that a plan redirected to a file holds the plan.
 	Errors io.Writer
+	// ErrorsColor colours the lines written to Errors, which is another
+	// stream than the plan's: the caller decides for it on its own
+	// (stdout may be a terminal and stderr a log file).
+	ErrorsColor bool
 }
 
 // inlineMax is the longest JSON value shown on one line; longer objects and
@@ -82,9 +86,13 @@ func (h *human) plan(p *plan.Plan) {
 	}
 	// The errors were shown in full with their servers above; the
 	// summary names each in one line.
+	errPal := h.pal
+	if h.o.Errors != nil {
+		errPal = newPalette(h.o.ErrorsColor)
+	}
 	for _, e := range errs {
 		first, _, _ := strings.Cut(e, "\n")
-		line := fmt.Sprintf("\n%s %s\n", h.pal.red("Error:"), escape.Visible(first))
+		line := fmt.Sprintf("\n%s %s\n", errPal.red("Error:"), escape.Visible(first))
 		if h.o.Errors != nil {
 			h.w.Flush()
 			io.WriteString(h.o.Errors, line)

@@ -22,10 +22,13 @@ type scope struct {
 	ctx    *hcl.EvalContext
 	// head reads the start of a server's program, for checkLauncher.
 	head func(prog string) []byte
+	// lookPath finds a bare program name as run will (Options.LookPath),
+	// for checkProgram; nil when the caller gave none.
+	lookPath func(prog string) string
 }
 
 func (l *loader) newScope(m *module, vars map[string]cty.Value) *scope {
-	s := &scope{m: m, vars: vars, locals: map[string]cty.Value{}, head: l.programHead}
+	s := &scope{m: m, vars: vars, locals: map[string]cty.Value{}, head: l.programHead, lookPath: l.opts.LookPath}
 	s.ctx = &hcl.EvalContext{
 		Variables: map[string]cty.Value{
 			"var":   cty.ObjectVal(vars),

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/mcpform/mcpform/internal/escape"
 )
 
 // A server gets only the environment variables its env lists, PATH and
@@ -241,6 +243,61 @@ func (s *scope) checkLauncher(srv *Server, command, env *hcl.Attribute) hcl.Diag
 		Summary:  fmt.Sprintf("Launcher without %s", names),
 		Detail: fmt.Sprintf("%s starts through %s, which needs %s, but a server gets only the environment variables its env lists, so it would fail to start. Add %s to env: env = [%s] (names only: the values are read when the server starts).",
 			srv.Addr, l.Name, l.Why, names, strings.Join(quoted, ", ")),
+		Subject: &subject,
+	}}
+}
+
+// installs names what provides a program that servers are commonly started
+// with, by its base name (progBase), for "install it" advice.
+var installs = map[string]string{
+	"npx":     "Node.js, whose npm provides npx (https://nodejs.org/en/download)",
+	"npm":     "Node.js, which provides npm (https://nodejs.org/en/download)",
+	"node":    "Node.js (https://nodejs.org/en/download)",
+	"uvx":     "uv, which provides uvx (https://docs.astral.sh/uv/getting-started/installation/)",
+	"uv":      "uv (https://docs.astral.sh/uv/getting-started/installation/)",
+	"pnpm":    "pnpm (https://pnpm.io/installation)",
+	"pnpx":    "pnpm, which provides pnpx (https://pnpm.io/installation)",
+	"yarn":    "Yarn (corepack enable, with Node.js: https://yarnpkg.com/getting-started/install)",
+	"bunx":    "Bun, which provides bunx (https://bun.sh)",
+	"bun":     "Bun (https://bun.sh)",
+	"deno":    "Deno (https://deno.com)",
+	"pipx":    "pipx (https://pipx.pypa.io)",
+	"python":  "Python (https://www.python.org/downloads/)",
+	"python3": "Python (https://www.python.org/downloads/)",
+	"docker":  "Docker (https://docs.docker.com/get-started/get-docker/)",
+	"podman":  "Podman (https://podman.io/docs/installation)",
+	"go":      "Go (https://go.dev/doc/install)",
+}
+
+// InstallAdvice says how to get the program prog names when it is not
+// found: "install uv, which provides uvx (https://…)" for a program
+// servers are commonly started with, and for any other "install it, or put
+// the directory that holds it on PATH".
+func InstallAdvice(prog string) string {
+	if what, ok := installs[progBase(prog)]; ok {
+		return "install " + what
+	}
+	return "install it, or put the directory that holds it on PATH"
+}
+
+// checkProgram warns when command[0] is a bare name that is not on
+// mcpform's PATH (Options.LookPath), as run would look for it: the server
+// would fail to start. A warning, not an error: the program may be
+// installed later, or on the machine that runs plan.
+func (s *scope) checkProgram(srv *Server, command *hcl.Attribute) hcl.Diagnostics {
+	if s.lookPath == nil || len(srv.Command) == 0 {
+		return nil
+	}
+	prog := srv.Command[0]
+	if prog == "" || strings.ContainsAny(prog, `/\`) || s.lookPath(prog) != "" {
+		return nil
+	}
+	subject := elemRange(command.Expr, 0)
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagWarning,
+		Summary:  "Program not found",
+		Detail: fmt.Sprintf("%s starts %s, which is not on mcpform's PATH, so the server would not start. To fix it, %s; or remove the server's block; or plan the others with -target.",
+			srv.Addr, escape.HCLString(prog), InstallAdvice(prog)),
 		Subject: &subject,
 	}}
 }

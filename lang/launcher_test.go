@@ -72,7 +72,7 @@ func TestLauncherOf(t *testing.T) {
 func TestLauncherWarning(t *testing.T) {
 	bin := t.TempDir()
 	script := "#!/usr/bin/env node\nconsole.log('hi')\n"
-	for name, body := range map[string]string{"mcp-server-everything": script, "go-server": "\x7fELF\x02\x01\x01"} {
+	for name, body := range map[string]string{"mcp-server-everything": script, "go-server": "\x7fELF\x02\x01\x01", "npx": script} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -371,7 +371,7 @@ module "github" {
   token_env = "GH_TOKEN"
 }
 server "time" {
-  command = ["uvx", "mcp-server-time"]
+  command = ["uvx", "mcp-server-time==2025.8.4"]
   env     = ["PATH", "HOME"]
 }
 `,
@@ -403,7 +403,7 @@ server "runs" {
 	want := []nameAddr{
 		{"github.actions.runs", "module.github.module.actions.server.runs", "."},
 		{"github.issues", "module.github.server.issues", "modules/github/issues.js"},
-		{"time", "server.time", "mcp-server-time"},
+		{"time", "server.time", "mcp-server-time==2025.8.4"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)

@@ -179,9 +179,11 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 	if diags.HasErrors() || srv.Command == nil {
 		return nil, diags
 	}
+	diags = append(diags, s.checkProgram(srv, content.Attributes["command"])...)
 	if envKnown {
 		diags = append(diags, s.checkLauncher(srv, content.Attributes["command"], content.Attributes["env"])...)
 	}
+	diags = append(diags, checkPinned(srv, content.Attributes["command"])...)
 	return srv, diags
 }
 

@@ -654,117 +654,18 @@ func credential(argv []string, i int) bool {
 	return secretValue.MatchString(pathPart(a)) || passwordInURL.MatchString(a)
 }
 
-var (
-	npmExact = regexp.MustCompile(`^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
-	pyExact  = regexp.MustCompile(`^\d+(\.\d+)*((a|b|rc|\.post|\.dev)\d+)*(\+[0-9A-Za-z.]+)?$`)
-)
-
-// unpinned reports an npx or uvx command whose package has no exact
-// version, with the pinned form to write instead. A Windows "cmd /c npx …"
-// wrapper is looked through.
+// unpinned reports a package runner's command (npx, uvx, pnpm dlx, bunx)
+// whose package has no exact version, with the pinned form to write
+// instead: lang.UnpinnedPackage, which validate and plan warn with too.
 func unpinned(argv []string) (warning, bool) {
-	off := 0
-	if base := progName(argv[0]); base == "cmd" && len(argv) > 2 && strings.EqualFold(argv[1], "/c") {
-		off = 2
-	}
-	tool := progName(argv[off])
-	var valueFlags, pkgFlags []string
-	switch tool {
-	case "npx":
-		valueFlags = []string{"--package", "-p", "--call", "-c", "--workspace", "-w"}
-		pkgFlags = []string{"--package", "-p"}
-	case "uvx":
-		valueFlags = []string{"--from", "--with", "--with-editable", "--with-requirements", "--python", "-p", "--index", "--index-url",
-			"--extra-index-url", "--default-index", "--constraints", "-c", "--overrides", "--refresh-package", "--reinstall-package", "--upgrade-package"}
-		pkgFlags = []string{"--from"}
-	default:
+	u, ok := lang.UnpinnedPackage(argv)
+	if !ok {
 		return warning{}, false
-	}
-	pkgAt := -1
-	for i := off + 1; i < len(argv); i++ {
-		a := argv[i]
-		if a == "--" {
-			if pkgAt < 0 && i+1 < len(argv) {
-				pkgAt = i + 1
-			}
-			break
-		}
-		if strings.HasPrefix(a, "-") {
-			flag, _, hasValue := strings.Cut(a, "=")
-			if slices.Contains(pkgFlags, flag) {
-				if hasValue {
-					return check(tool, argv, i, flag+"=")
-				}
-				if i+1 < len(argv) {
-					return check(tool, argv, i+1, "")
-				}
-			}
-			if !hasValue && slices.Contains(valueFlags, flag) {
-				i++
-			}
-			continue
-		}
-		if pkgAt < 0 {
-			pkgAt = i
-		}
-		break
-	}
-	if pkgAt < 0 {
-		return warning{}, false
-	}
-	return check(tool, argv, pkgAt, "")
-}
-
-// check looks at the package spec argv[i] (after prefix) of tool.
-func check(tool string, argv []string, i int, prefix string) (warning, bool) {
-	spec := strings.TrimPrefix(argv[i], prefix)
-	if strings.Contains(spec, "://") || strings.HasPrefix(spec, ".") || strings.HasPrefix(spec, "/") ||
-		strings.HasPrefix(spec, "git+") || strings.HasPrefix(spec, "github:") || strings.HasPrefix(spec, "file:") {
-		return warning{}, false // not a registry package
-	}
-	var name, pinned string
-	switch tool {
-	case "npx":
-		rest, scope := spec, ""
-		if strings.HasPrefix(spec, "@") {
-			if j := strings.IndexByte(spec, '/'); j > 0 {
-				scope, rest = spec[:j+1], spec[j+1:]
-			}
-		}
-		n, v, _ := strings.Cut(rest, "@")
-		if npmExact.MatchString(v) {
-			return warning{}, false
-		}
-		name = scope + n
-		pinned = name + "@VERSION"
-	case "uvx":
-		n, v, ok := strings.Cut(spec, "==")
-		if !ok {
-			n, v, _ = strings.Cut(spec, "@")
-		}
-		if pyExact.MatchString(strings.TrimPrefix(v, "=")) {
-			return warning{}, false
-		}
-		name = strings.TrimRight(n, "<>=~!")
-		if j := strings.IndexAny(name, "<>=~!"); j >= 0 {
-			name = name[:j]
-		}
-		pinned = name + "==VERSION"
-	}
-	fixed := slices.Clone(argv)
-	fixed[i] = prefix + pinned
-	if tool == "npx" && !slices.ContainsFunc(fixed, func(a string) bool { return a == "-y" || a == "--yes" }) {
-		at := slices.IndexFunc(fixed, func(a string) bool { return progName(a) == "npx" })
-		fixed = slices.Insert(fixed, at+1, "-y")
-	}
-	how := "npm view " + name + " version"
-	if tool == "uvx" {
-		how = "pip index versions " + name
 	}
 	return warning{
-		text: fmt.Sprintf("%s package %s is not pinned to a version, so plan could lock one release and run start another: pin it, e.g. command = %s (replace VERSION with the release you reviewed; `%s` shows the latest)",
-			tool, strconv.Quote(spec), list(fixed), how),
-		comment: fmt.Sprintf("%s package %s is not pinned: use %s.", tool, strconv.Quote(spec), strconv.Quote(pinned)),
+		text: fmt.Sprintf("%s package %s is not pinned to a version, so plan could lock one release and run start another: pin it, e.g. command = %s (replace VERSION with the release you reviewed; %s)",
+			u.Runner, strconv.Quote(u.Spec), list(u.Fixed), u.Where()),
+		comment: fmt.Sprintf("%s package %s is not pinned: use %s.", u.Runner, strconv.Quote(u.Spec), strconv.Quote(u.Pinned)),
 	}, true
 }
 

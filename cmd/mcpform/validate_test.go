@@ -94,12 +94,49 @@ func TestValidateExampleFile(t *testing.T) {
 	if err := os.Symlink(examples, filepath.Join(dir, "examples")); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"PATH": "/usr/bin:/bin", "HOME": dir}
+	// The programs its servers start, on PATH: validate warns about one
+	// that is not (TestValidateProgramNotFound).
+	bin := t.TempDir()
+	for _, prog := range []string{"uvx", "npx", "github-mcp-server"} {
+		if err := os.WriteFile(filepath.Join(bin, prog), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": dir}
 	code, stdout, stderr := runLangCmd(t, env, "", "validate", dir)
 	if code != exitOK || stdout != "Success! The configuration is valid.\n" || stderr != "" {
 		t.Errorf("validate mcp.hcl.example: code %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".mcpform")); err == nil {
 		t.Error("validate fetched modules: it must not need init")
+	}
+}
+
+// TestValidateProgramNotFound: validate warns, without failing, about a
+// server whose command[0] is not on PATH, and says what to install.
+func TestValidateProgramNotFound(t *testing.T) {
+	dir := t.TempDir()
+	hcl := "server \"fetch\" {\n  command = [\"uvx\", \"mcp-server-fetch==2025.4.7\"]\n  env     = [\"PATH\", \"HOME\"]\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "mcp.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	code, stdout, stderr := runLangCmd(t, map[string]string{"PATH": empty}, "", "validate", dir)
+	if code != exitOK || !strings.Contains(stdout, "Success!") {
+		t.Errorf("validate: code %d, stdout %q: a missing program is a warning, not an error", code, stdout)
+	}
+	for _, want := range []string{
+		"Warning: Program not found",
+		`server.fetch starts "uvx", which is not on mcpform's PATH, so the server would not start. To fix it, install uv, which provides uvx (https://docs.astral.sh/uv/getting-started/installation/); or remove the server's block; or plan the others with -target.`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(empty, "uvx"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, stderr := runLangCmd(t, map[string]string{"PATH": empty}, "", "validate", dir); stderr != "" {
+		t.Errorf("with uvx on PATH: stderr %q, want none", stderr)
 	}
 }

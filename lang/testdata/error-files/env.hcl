@@ -1,5 +1,5 @@
 server "time" {
-  command = ["uvx", "mcp-server-time"]
+  command = ["uvx", "mcp-server-time==2025.8.4"]
   env = [
     "TZ",
     "TZ=UTC",   # ERROR: Invalid environment variable name

@@ -1,5 +1,5 @@
 server "time" {
-  command = ["uvx", "mcp-server-time"]
+  command = ["uvx", "mcp-server-time==2025.8.4"]
   version = "1.4" # ERROR: Invalid version
 
   tool "get_current_time" {

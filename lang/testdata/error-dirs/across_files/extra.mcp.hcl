@@ -1,5 +1,5 @@
 server "time" { # ERROR: Duplicate server "time"
-  command = ["uvx", "mcp-server-time"]
+  command = ["uvx", "mcp-server-time==2025.8.4"]
 }
 
 locals {

@@ -8,13 +8,14 @@ import (
 	"github.com/mcpform/mcpform/mcp"
 )
 
-// The proxy reads member names exactly (DESIGN.md 6, STYLE.md 11); many
-// servers do not. Go's encoding/json matches "NAME" to a field tagged
-// "name" and keeps the last of the two, so {"name":"echo","NAME":"send"}
-// passes the proxy's checks as a call to echo and runs as a call to send,
-// and {"name":"count","Arguments":{…}} carries arguments the proxy never
-// saw. A key that differs only in case from another key of the same
-// object, or from a key the proxy reads, is refused.
+// The proxy reads member names exactly (mcp.DecodeMessage;
+// docs/GUARANTEES.md, section 11); many servers do not. Go's encoding/json
+// matches "NAME" to a field tagged "name" and keeps the last of the two, so
+// {"name":"echo","NAME":"send"} passes the proxy's checks as a call to echo
+// and runs as a call to send, and {"name":"count","Arguments":{…}} carries
+// arguments the proxy never saw. A key that differs only in case from
+// another key of the same object, or from a key the proxy reads, is
+// refused.
 
 // paramKeys are the params members the proxy reads or sets on a forwarded
 // request.

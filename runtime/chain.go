@@ -104,7 +104,8 @@ func rpcError(code int64, msg string) *Response {
 }
 
 // CodeQuarantined is the error every request of a quarantined server gets
-// (seed 000, "Drift classes").
+// once definitional drift was found (the mcp.lock format's drift classes:
+// docs/LOCKFILE.md, docs/GUARANTEES.md section 4).
 const CodeQuarantined = -32002
 
 // CodeStartFailed is the error every request gets when the server did not

@@ -285,9 +285,10 @@ type toolSchema struct {
 	schema *jsonschema.Schema
 	err    error
 	// closed: the schema names its properties and says nothing about
-	// others, so an argument it does not name is refused (DESIGN.md 6:
-	// "unknown or missing arguments refused") although JSON Schema alone
-	// would let it through.
+	// others, so an argument it does not name is refused (run forwards a
+	// call only with arguments the locked schema names: unknown or missing
+	// arguments are refused; docs/GUARANTEES.md, section 2) although JSON
+	// Schema alone would let it through.
 	closed bool
 	props  map[string]bool
 	// names are the properties the schema names at its top level, for

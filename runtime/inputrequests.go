@@ -12,9 +12,9 @@ import (
 // inputRequests ({"key": {"method": "sampling/createMessage", "params": …}}),
 // and the client retries the call with the answers. That is the same
 // sampling, elicitation and roots as a legacy server's requests, and passes
-// under the same rule (DESIGN.md 6, serverside.go): only what the lock's
-// client capabilities allow and the client declared, never while
-// quarantined.
+// under the same rule (serverside.go; docs/GUARANTEES.md, section 3): only
+// what the lock's client capabilities allow and the client declared, never
+// while quarantined.
 
 // checkInputRequests returns the refusal for a server result that asks the
 // client for input it may not ask for, or nil.

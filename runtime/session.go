@@ -11,11 +11,11 @@ import (
 // SessionID names the client session the current process belongs to: the
 // client process that started it. A client starts one `mcpform run` per
 // server, so every run of one client shares the session, and the taint
-// state (DESIGN.md section 6) can follow a value from one server's result to
-// another server's call. The parent's start time is part of the name on
-// Linux, so a reused process id does not join an old session, and so is
-// the user's id, so two users' clients never share one (the taint store is
-// per user as well; the name says so on its own, too).
+// state (package runtime/taint) can follow a value from one server's
+// result to another server's call. The parent's start time is part of the
+// name on Linux, so a reused process id does not join an old session, and
+// so is the user's id, so two users' clients never share one (the taint
+// store is per user as well; the name says so on its own, too).
 func SessionID() string {
 	ppid := os.Getppid()
 	if goruntime.GOOS == "linux" {

@@ -64,7 +64,8 @@ func TaintGateFor(e *lock.Entry, audit *AuditLog, getenv func(string) string) Mi
 const approvalKey = "mcpform-taint-approval"
 
 // TaintGate returns the middleware that tracks taint and asks for approval
-// (DESIGN.md section 6). It sits after quarantine and before enforcement:
+// (docs/GUARANTEES.md, section 5). It sits after quarantine and before
+// enforcement (the chain's order is in chain.go and docs/ARCHITECTURE.md):
 // a source result taints the session on its way back to the client, and a
 // sink call in a tainted session reaches the server only with the user's
 // approval.

@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// The test server is this test binary re-executed (STYLE.md 8) with
+// The test server is this test binary re-executed (no helper binary to
+// build; docs/ARCHITECTURE.md, "How the code is tested") with
 // MCPFORM_RUNTIME_FAKE=1: a scriptable, optionally hostile MCP server. Its
 // configuration is one JSON file:
 //

@@ -1,5 +1,6 @@
 // Package taint is the session store behind mcpform run's taint gate
-// (DESIGN.md section 6, seed 000 "Policy (optional, I6)").
+// (policy.taint in mcp.lock: docs/LOCKFILE.md, "Policy"; what it guarantees:
+// docs/GUARANTEES.md, section 5).
 //
 // A session is one client process: the client starts one `mcpform run` per
 // server, and every one of them shares the session, so a web page returned

@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// TestMain lets the test binary stand in for a second run process
-// (STYLE.md 8): with MCPFORM_TAINT_WRITER=DIR,SESSION,N it taints SESSION N
-// times and exits.
+// TestMain lets the test binary stand in for a second run process (the
+// test binary re-executed, so no helper has to be built): with
+// MCPFORM_TAINT_WRITER=DIR,SESSION,N it taints SESSION N times and exits.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("MCPFORM_TAINT_WRITER"); spec != "" {
 		parts := strings.Split(spec, ",")

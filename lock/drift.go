@@ -5,7 +5,8 @@ import (
 	"slices"
 )
 
-// Class is a drift class (seed 000, "Drift classes").
+// Class is a drift class, as the mcp.lock format defines them (see
+// docs/LOCKFILE.md, "A server's entry").
 type Class int
 
 const (

@@ -6,7 +6,7 @@ import (
 	"github.com/mcpform/mcpform/policy"
 )
 
-// Limits of the format (DESIGN.md section 3).
+// Limits of the format (docs/LOCKFILE.md).
 const (
 	// MaxItems is the most items of one kind an entry may hold.
 	MaxItems = 1000

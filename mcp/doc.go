@@ -23,8 +23,9 @@
 //   - Conn (conn.go): requests with our own ids and timeouts, notifications
 //     routed in stream order, server→client requests answered (denied by
 //     default).
-//   - Probe (probe.go): era detection as seed 000 "Protocol era" and DESIGN.md
-//     section 4 say, then every declared list to the end. Failures are a
+//   - Probe (probe.go): era detection (server/discover first, then the
+//     legacy initialize, as Probe's doc says), then every declared list to
+//     the end. Failures are a
 //     *ProbeError naming the server, the stage and the stderr tail.
 //
 // Tests run the npm reference servers and a Go SDK server (real servers), and

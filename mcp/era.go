@@ -7,7 +7,7 @@ import "fmt"
 type Era int
 
 const (
-	// EraAuto detects the era with server/discover (seed 000, "Protocol era").
+	// EraAuto detects the era with server/discover first (see Probe).
 	EraAuto Era = iota
 	// EraLegacy forces the initialize handshake.
 	EraLegacy

@@ -9,9 +9,9 @@ import (
 	"github.com/mcpform/mcpform/internal/fakemcp"
 )
 
-// TestMain re-executes the test binary as a fake server when asked to
-// (STYLE.md 8): MCPFORM_FAKEMCP=1 makes it fakemcp serving the spec file in
-// its first argument.
+// TestMain re-executes the test binary as a fake server when asked to (no
+// helper binary to build): MCPFORM_FAKEMCP=1 makes it fakemcp serving the
+// spec file in its first argument.
 func TestMain(m *testing.M) {
 	if os.Getenv("MCPFORM_FAKEMCP") == "1" {
 		fakemcp.Main()

@@ -181,13 +181,14 @@ func (e *DecodeError) Error() string {
 	return "not a valid JSON-RPC 2.0 message: " + e.Msg
 }
 
-// DecodeMessage decodes one line strictly, as the proxy must (STYLE.md 11):
-// valid JSON with no duplicate object key at any depth (so no one can
-// smuggle a second "name" past a check that reads the first), a single
-// object (batches are refused: MCP 2025-06-18 removed them), exact-case
-// member names ("Method" is not "method"), "jsonrpc": "2.0", no members
-// besides jsonrpc, id, method, params, result and error, params and result
-// objects, and an error object of code, message and data.
+// DecodeMessage decodes one line strictly, as the proxy must
+// (docs/GUARANTEES.md, section 11): valid JSON with no duplicate object key
+// at any depth (so no one can smuggle a second "name" past a check that
+// reads the first), a single object (batches are refused: MCP 2025-06-18
+// removed them), exact-case member names ("Method" is not "method"),
+// "jsonrpc": "2.0", no members besides jsonrpc, id, method, params, result
+// and error, params and result objects, and an error object of code,
+// message and data.
 func DecodeMessage(line []byte) (*Message, error) {
 	if err := strictjson.Check(line); err != nil {
 		return nil, &DecodeError{Code: CodeParseError, Msg: err.Error()}

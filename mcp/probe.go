@@ -180,8 +180,9 @@ func lastLines(s string, n, maxBytes int) string {
 }
 
 // Probe starts the server, finds its era (or uses the forced one), reads
-// its whole surface and shuts it down. It follows DESIGN.md section 4 and
-// seed 000 "Protocol era": server/discover first; a DiscoverResult listing
+// its whole surface and shuts it down. Era detection follows the way the
+// MCP spec asks a client that supports both eras on stdio to do it
+// (backward compatibility): server/discover first; a DiscoverResult listing
 // 2026-07-28 is modern; -32021/-32022, or a DiscoverResult without
 // 2026-07-28, without serverInfo in _meta or not "complete", is an error
 // (no fallback); any other error, an exit or no answer is legacy, spoken

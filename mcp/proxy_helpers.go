@@ -55,8 +55,8 @@ func SurfaceFromInitialize(result json.RawMessage) (*Surface, error) {
 }
 
 // SurfaceFromDiscover reads a 2026-07-28 DiscoverResult with the probe's
-// rules (seed 000, "Protocol era"): complete, listing 2026-07-28, with
-// serverInfo in _meta.
+// rules (see Probe): complete, listing 2026-07-28, with serverInfo in
+// _meta.
 func SurfaceFromDiscover(result json.RawMessage) (*Surface, error) {
 	res, err := resultObject(result)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestMain re-executes the test binary as a fake server when asked to
-// (STYLE.md 8).
+// (internal/fakemcp: no helper binary to build).
 func TestMain(m *testing.M) {
 	if os.Getenv("MCPFORM_FAKEMCP") == "1" {
 		fakemcp.Main()
@@ -59,8 +59,8 @@ func BenchmarkProbeAll20Slow(b *testing.B) {
 		b.Fatal(r[0].Err)
 	}
 	slowest := time.Since(single)
-	// parallelism 20 is -parallelism 20; 10 is the default (DESIGN.md
-	// section 4), which probes twenty servers in two waves.
+	// parallelism 20 is -parallelism 20; 10 is plan's default
+	// (-parallelism), which probes twenty servers in two waves.
 	for _, parallelism := range []int{20, 10} {
 		b.Run(fmt.Sprintf("parallelism=%d", parallelism), func(b *testing.B) {
 			var total time.Duration

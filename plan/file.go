@@ -48,8 +48,9 @@ func Finish(p *Plan, current *lock.File, generator string) error {
 }
 
 // dropGoneLabels removes taint labels that name tools the entry no longer
-// has, and says which (seed 000: "Labels for tools that no longer exist are
-// dropped and lock prints them").
+// has, and says which: a lock's taint names must be locked tools, and a
+// renamed tool is not protected until it is labelled again, so the user
+// must hear of it (docs/LOCKFILE.md, "Policy").
 func dropGoneLabels(name string, e *lock.Entry) []string {
 	if e.Policy == nil || e.Policy.Taint == nil {
 		return nil

@@ -22,7 +22,8 @@ type Target struct {
 	ClientCapabilities json.RawMessage
 	Timeout            time.Duration
 	// Locked is the existing entry, when there is one: the probe asks the
-	// server in the entry's own era first (DESIGN.md section 4).
+	// server in the entry's own era first, so a server that speaks both
+	// keeps the era it was locked in (docs/LOCKFILE.md, "Versions").
 	Locked *lock.Entry
 	// Prepare, when set, rewrites the server's command before it starts
 	// (the sandbox, for a server with a sandbox policy).

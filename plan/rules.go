@@ -155,7 +155,9 @@ func buildCatalogue() []Rule {
 		Detail:  "Callers that read structuredContent lose the guarantee.",
 		Example: `outputSchema: {"type":"object",…} -> (none)`})
 
-	// Schemas: input contravariant, output covariant (seed 002).
+	// Schemas: input contravariant (a caller's old calls must stay valid),
+	// output covariant (a consumer's expectations must stay met); see
+	// schema.go.
 	for _, s := range []struct{ id, noun string }{{"INPUT", "input"}, {"OUTPUT", "output"}} {
 		in := s.id == "INPUT"
 		pick := func(input, output Grade) Grade {
@@ -344,10 +346,10 @@ func (e *BumpError) Error() string {
 		e.Declared, e.Prev, e.Required, e.Want, "GATE-VERSION-UNDERBUMP")
 }
 
-// CheckVersionBump is the version gate (seed 002): the declared version must
-// be at least the locked one bumped by the required grade. Over-bumping is
-// fine; an empty prev (nothing locked yet) passes. A declared version below
-// the locked one fails whatever the grade.
+// CheckVersionBump is the version gate (GATE-VERSION-UNDERBUMP): the
+// declared version must be at least the locked one bumped by the required
+// grade. Over-bumping is fine; an empty prev (nothing locked yet) passes. A
+// declared version below the locked one fails whatever the grade.
 func CheckVersionBump(prev, declared string, required Grade) error {
 	if prev == "" {
 		return nil

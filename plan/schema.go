@@ -8,11 +8,10 @@ import (
 
 // side says which way a schema is read. Input schemas are contravariant: a
 // schema that accepts fewer values rejects old calls (major), one that
-// accepts more keeps them valid (minor). Output schemas are covariant;
-// following seed 002 and DESIGN.md section 5, a narrowed output is major,
-// and a widened one is major too, because the result may hold values
-// consumers do not expect. Only added (or newly guaranteed) output
-// properties are minor.
+// accepts more keeps them valid (minor). Output schemas are covariant: a
+// narrowed output is major, and a widened one is major too, because the
+// result may hold values consumers do not expect. Only added (or newly
+// guaranteed) output properties are minor.
 type side string
 
 const (

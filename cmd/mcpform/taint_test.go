@@ -18,10 +18,11 @@ import (
 )
 
 // The taint tests run real `mcpform run` processes: this test binary
-// re-executed (STYLE.md 8) with a first argument naming the role, so every
-// proxy's parent is the test process (one client session) unless a test
-// puts a shell in between (another client process). No environment
-// variable is involved: run passes the server only the names in its lock.
+// re-executed (no helper binary to build) with a first argument naming
+// the role, so every proxy's parent is the test process (one client
+// session) unless a test puts a shell in between (another client process).
+// No environment variable is involved: run passes the server only the
+// names in its lock.
 func init() {
 	if len(os.Args) < 2 {
 		return

@@ -18,7 +18,7 @@ import (
 	"github.com/mcpform/mcpform/plan"
 )
 
-// verify's exit codes (DESIGN.md section 5).
+// verify's exit codes (README.md, "Exit codes").
 const (
 	verifyInSync       = 0
 	verifyDrift        = 1

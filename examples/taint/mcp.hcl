@@ -19,7 +19,7 @@ server "notes" {
   }
 
   # Declared surface versions: plan fails when the server changes a tool's
-  # contract without bumping these (section 5 of DESIGN.md).
+  # contract without bumping these (GATE-VERSION-UNDERBUMP: mcpform explain).
   version = "1.0.0"
 
   tool "add_note" {

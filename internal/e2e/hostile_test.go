@@ -22,7 +22,7 @@ import (
 )
 
 // The hostile server is this test binary re-executed with "__hostile" as
-// its first argument (STYLE.md 8): no environment variable is needed, so it
+// its first argument: no environment variable is needed, so it
 // starts the same under mcpform, which passes only the locked names.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "__hostile" {

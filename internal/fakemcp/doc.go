@@ -3,7 +3,8 @@
 // request, so tests can show what real servers cannot (a crash during the
 // handshake, a pagination loop, 1,001 tools).
 //
-// Tests use it by re-executing their own binary (STYLE.md 8): package mcp's
+// Tests use it by re-executing their own binary, so no helper binary has to
+// be built (docs/ARCHITECTURE.md, "How the code is tested"): package mcp's
 // TestMain calls Main when MCPFORM_FAKEMCP is set, and cmd/mcpform's TestMain
 // registers it with testscript as the command "fakemcp":
 //

@@ -1,5 +1,5 @@
 // Package proxymodel is a reference model of the rules `mcpform run`
-// enforces (DESIGN.md section 6), written apart from package runtime so
+// enforces (docs/GUARANTEES.md), written apart from package runtime so
 // that the two can be compared: given what is locked, the taint policy, the
 // session's taint state and what happened so far, it says for each client
 // message whether it must be forwarded, answered from the lock, refused

@@ -1,6 +1,6 @@
 // Command proxybench measures what `mcpform run` adds to a tools/call, side
-// by side in one run (DESIGN.md 7: speed is shown by benchmarks measured
-// side by side, not asserted by timed tests):
+// by side in one run (speed is shown by benchmarks measured side by side,
+// not asserted by timed tests; CONTRIBUTING.md, "Benchmark"):
 //
 //   - round-trip latency p50/p99 of tools/call, direct to a fast Go echo
 //     server, through a bare line relay (a process that only copies lines

@@ -38,7 +38,7 @@ var allowedImports = map[string]allowed{
 	"policy":      {},
 	"lang":        {imports: []string{"internal/escape", "policy"}},
 	"lock":        {imports: []string{"internal/jsonscan", "internal/strictjson", "policy"}},
-	"mcp":         {imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "internal/strictjson"}, tests: []string{"internal/fakemcp"}},
+	"mcp":         {imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "internal/strictjson"}, tests: []string{"internal/fakemcp", "internal/npmtest"}},
 	"surface":     {imports: []string{"lock", "mcp"}},
 	"plan":        {imports: []string{"internal/strictjson", "lang", "lock", "mcp", "policy", "surface"}, tests: []string{"internal/fakemcp"}},
 	"plan/render": {imports: []string{"internal/escape", "internal/textdiff", "lock", "plan"}, tests: []string{"mcp"}},
@@ -47,15 +47,15 @@ var allowedImports = map[string]allowed{
 
 	"runtime": {
 		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "internal/strictjson", "lock", "mcp", "policy", "runtime/egress", "runtime/sandbox", "runtime/taint", "surface"},
-		tests:   []string{"internal/benchclient"},
+		tests:   []string{"internal/benchclient", "internal/npmtest"},
 	},
 	"runtime/taint":   {imports: []string{"internal/escape", "lock", "policy"}},
-	"runtime/sandbox": {imports: []string{"internal/mutation", "policy"}, tests: []string{"runtime/egress"}},
+	"runtime/sandbox": {imports: []string{"internal/mutation", "policy"}, tests: []string{"internal/npmtest", "runtime/egress"}},
 	"runtime/egress":  {imports: []string{"internal/mutation", "policy"}},
 
 	"cmd/mcpform": {
 		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "mcp", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/sandbox", "runtime/taint"},
-		tests:   []string{"internal/fakemcp"},
+		tests:   []string{"internal/fakemcp", "internal/npmtest"},
 	},
 	"examples/servers/notes": {},
 
@@ -66,6 +66,7 @@ var allowedImports = map[string]allowed{
 	"internal/mutation":       {},
 	"internal/fakemcp":        {},
 	"internal/hostile":        {},
+	"internal/npmtest":        {},
 	"internal/benchclient":    {},
 	"internal/cmd/proxybench": {imports: []string{"internal/benchclient", "lock"}},
 	"internal/proxymodel":     {tests: []string{"internal/hostile", "lock", "policy", "runtime", "runtime/taint"}},

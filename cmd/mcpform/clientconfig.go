@@ -90,11 +90,9 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 		return exitError
 	}
 	launches := onboard.Launches(bin, lockPath, names)
+	need := map[string][]string{}
 	for _, n := range names {
-		if env := lf.Servers[n].EnvPassthrough; len(env) > 0 {
-			fmt.Fprintf(io.err, "Note: %s reads %s from the environment: the client must start mcpform with %s set (an env block in the entry, or the client's own environment).\n",
-				n, strings.Join(env, ", "), pronoun(len(env)))
-		}
+		need[n] = lf.Servers[n].EnvPassthrough
 	}
 
 	env := machineEnv(io)
@@ -107,6 +105,7 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 			fmt.Fprintf(io.err, "Paste this into %s (or run with -write), then restart %s.\n", display(dst, env), f.client.Title())
 		}
 		noteWorkspace(io.err, f.client, ws, launches, env)
+		noteEnv(io.err, f.client, onboard.Unpassed(f.client, nil, launches, need))
 		return exitOK
 	}
 
@@ -153,6 +152,7 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 	}
 	fmt.Fprintf(io.err, "Updated %s: %d server(s) now launch mcpform run. Restart %s to use them.\n", display(file, env), len(launches), f.client.Title())
 	noteWorkspace(io.err, f.client, ws, launches, env)
+	noteEnv(io.err, f.client, onboard.Unpassed(f.client, merged, launches, need))
 	if others := onboard.Bypassing(f.client, merged); len(others) > 0 {
 		quoted := make([]string, len(others))
 		for i, o := range others {
@@ -169,6 +169,43 @@ func pronoun(n int) string {
 		return "it"
 	}
 	return "them"
+}
+
+// noteEnv says, in one line, which variables the client must pass that it
+// would not: those the lock passes through that neither the client's start
+// environment (PATH, HOME, …) nor the entry's env provides. Nothing when
+// there are none.
+func noteEnv(w io.Writer, c onboard.Client, needs []onboard.EnvNeed) {
+	if len(needs) == 0 {
+		return
+	}
+	var parts []string
+	count := 0
+	for _, n := range needs {
+		names := make([]string, len(n.Names))
+		for i, v := range n.Names {
+			names[i] = escape.String(v)
+		}
+		count += len(names)
+		parts = append(parts, andList(names)+" for "+escape.String(n.Server))
+	}
+	where := "the entry's env"
+	if len(needs) > 1 {
+		where = "the entries' env"
+	}
+	also := ""
+	if c.InheritsEnvironment() {
+		also = fmt.Sprintf(", or set %s where %s starts", pronoun(count), c.Title())
+	}
+	fmt.Fprintf(w, "Note: %s must pass mcpform %s: add %s to %s%s.\n", c.Title(), andList(parts), pronoun(count), where, also)
+}
+
+// andList joins "a", "a and b", "a, b and c".
+func andList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
 // noteWorkspace says, for a workspace's file, how its paths were written,

@@ -328,7 +328,7 @@ func mcpformBinary(flagValue string, stderr io.Writer) (string, error) {
 				return abs, nil
 			}
 		}
-		fmt.Fprintf(stderr, "Warning: this mcpform is a temporary `go run` build that disappears when it exits: install mcpform (go install github.com/mcpform/mcpform/cmd/mcpform@latest) and run client-config again, or name the binary with -mcpform.\n")
+		fmt.Fprintf(stderr, "Warning: this mcpform is a temporary `go run` build that disappears when it exits: install mcpform (in a clone of the repository: go install ./cmd/mcpform) and run client-config again, or name the binary with -mcpform.\n")
 	}
 	return exe, nil
 }

@@ -246,8 +246,17 @@ func parseEntry(data []byte) (*Entry, error) {
 		}
 	}
 	if raw, ok := m["mcpform"]; ok {
-		if e.Mcpform, err = parseSettings(raw); err != nil {
+		var limits *policy.Limits
+		if e.Mcpform, limits, err = parseSettings(raw); err != nil {
 			return nil, err
+		}
+		if limits != nil {
+			// mcpform's own part of the sandbox policy, kept under its key
+			// so that other readers of the format can ignore it.
+			if e.Policy == nil || e.Policy.Sandbox == nil {
+				return nil, fmt.Errorf("mcpform.sandboxLimits is set, and policy.sandbox is not: limits apply only to a sandboxed server")
+			}
+			e.Policy.Sandbox.Limits = limits
 		}
 	}
 	if err := e.Seal(); err != nil {
@@ -395,7 +404,7 @@ func parsePolicy(raw json.RawMessage) (*policy.Policy, error) {
 		}
 	}
 	if s, ok := m["sandbox"]; ok {
-		sm, err := object(s, []string{"filesystem", "network", "limits"}, "policy.sandbox")
+		sm, err := object(s, []string{"filesystem", "network"}, "policy.sandbox")
 		if err != nil {
 			return nil, err
 		}
@@ -407,11 +416,6 @@ func parsePolicy(raw json.RawMessage) (*policy.Policy, error) {
 		}
 		if n, ok := sm["network"]; ok {
 			if err := strictDecode(n, &p.Sandbox.Network, "policy.sandbox.network", []string{"allow"}); err != nil {
-				return nil, err
-			}
-		}
-		if l, ok := sm["limits"]; ok {
-			if p.Sandbox.Limits, err = parseLimits(l); err != nil {
 				return nil, err
 			}
 		}
@@ -427,11 +431,11 @@ const (
 	maxLimitSize  = 1 << 62
 )
 
-// parseLimits decodes policy.sandbox.limits: an object of exactly memory,
+// parseLimits decodes mcpform.sandboxLimits: an object of exactly memory,
 // processes, files and fileSize, each a positive JSON integer (sizes in
 // bytes). 0 is refused: the writer leaves a limit at its default out.
 func parseLimits(raw json.RawMessage) (*policy.Limits, error) {
-	m, err := object(raw, []string{"memory", "processes", "files", "fileSize"}, "policy.sandbox.limits")
+	m, err := object(raw, []string{"memory", "processes", "files", "fileSize"}, "mcpform.sandboxLimits")
 	if err != nil {
 		return nil, err
 	}
@@ -450,7 +454,7 @@ func parseLimits(raw json.RawMessage) (*policy.Limits, error) {
 		if !ok {
 			continue
 		}
-		what := "policy.sandbox.limits." + f.key
+		what := "mcpform.sandboxLimits." + f.key
 		digits := string(bytes.TrimSpace(v))
 		n, err := strconv.ParseInt(digits, 10, 64)
 		switch {
@@ -470,11 +474,29 @@ func parseLimits(raw json.RawMessage) (*policy.Limits, error) {
 	return l, nil
 }
 
-func parseSettings(raw json.RawMessage) (*Settings, error) {
-	s := &Settings{}
-	if err := strictDecode(raw, s, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout"}); err != nil {
-		return nil, err
+// parseSettings decodes the entry's "mcpform" object: the settings, and
+// the sandbox's limits (sandboxLimits), which belong to the policy.
+func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
+	var doc struct {
+		Settings
+		SandboxLimits json.RawMessage `json:"sandboxLimits"`
 	}
+	if err := strictDecode(raw, &doc, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout", "sandboxLimits"}); err != nil {
+		return nil, nil, err
+	}
+	var limits *policy.Limits
+	if doc.SandboxLimits != nil {
+		var err error
+		if limits, err = parseLimits(doc.SandboxLimits); err != nil {
+			return nil, nil, err
+		}
+	}
+	s, err := checkSettings(&doc.Settings)
+	return s, limits, err
+}
+
+// checkSettings checks the settings' values.
+func checkSettings(s *Settings) (*Settings, error) {
 	if s.ClientCapabilities != nil {
 		if !isObject(s.ClientCapabilities) {
 			return nil, fmt.Errorf("mcpform.clientCapabilities is not an object")
@@ -525,7 +547,7 @@ func (e *Entry) checkPolicy() error {
 			}
 		}
 		if err := sb.Limits.Check(); err != nil {
-			return fmt.Errorf("policy.sandbox.%w", err)
+			return fmt.Errorf("mcpform.sandboxLimits: %w", err)
 		}
 	}
 	return nil

@@ -286,11 +286,12 @@ func limitsFile(t *testing.T) *File {
 	return f
 }
 
-// TestLimitsRoundTrip: policy.sandbox.limits is written after network, in
-// bytes, and read back as written; the surface digests do not cover policy
-// (README, mcp.lock), so they do not change with it; a lock without limits
-// has no limits key, so it is the bytes it was before limits existed
-// (TestGolden pins those).
+// TestLimitsRoundTrip: the sandbox's limits are written under the entry's
+// "mcpform" key as sandboxLimits (mcpform's own, so policy stays the shared
+// format's), in bytes, and read back into the policy as written; the
+// surface digests do not cover them (docs/LOCKFILE.md), so they do not
+// change with it; a lock without limits has no sandboxLimits key, so it is
+// the bytes it was before limits existed (TestGolden pins those).
 func TestLimitsRoundTrip(t *testing.T) {
 	f := limitsFile(t)
 	data, err := Marshal(f)
@@ -302,15 +303,23 @@ func TestLimitsRoundTrip(t *testing.T) {
               "api.github.com:443",
               "[::1]:9000"
             ]
-          },
-          "limits": {
-            "memory": 1073741824,
-            "processes": 256,
-            "files": 4096,
-            "fileSize": 536870912
           }
         }
       },
+      "mcpform": {
+        "version": "1.4.0",
+        "tools": {
+          "convert_time": {
+            "version": "2.0.0"
+          }
+        },
+        "sandboxLimits": {
+          "memory": 1073741824,
+          "processes": 256,
+          "files": 4096,
+          "fileSize": 536870912
+        }
+      }
 `
 	if !bytes.Contains(data, []byte(want)) {
 		t.Errorf("the lock has no limits object as\n%s\nin\n%s", want, data)
@@ -338,17 +347,17 @@ func TestLimitsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(without, []byte(`"limits"`)) {
+	if bytes.Contains(without, []byte(`"sandboxLimits"`)) || bytes.Contains(without, []byte(`"limits"`)) {
 		t.Errorf("a lock without limits has a limits key:\n%s", without)
 	}
 	// Only the limits object differs.
 	cut := bytes.Replace(data, []byte(`,
-          "limits": {
-            "memory": 1073741824,
-            "processes": 256,
-            "files": 4096,
-            "fileSize": 536870912
-          }`), nil, 1)
+        "sandboxLimits": {
+          "memory": 1073741824,
+          "processes": 256,
+          "files": 4096,
+          "fileSize": 536870912
+        }`), nil, 1)
 	if diff := cmp.Diff(string(without), string(cut)); diff != "" {
 		t.Errorf("the locks with and without limits differ beyond the limits object (-without +with):\n%s", diff)
 	}
@@ -360,9 +369,9 @@ func TestLimitsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(data, []byte(`"limits": {
-            "processes": 64
-          }`)) {
+	if !bytes.Contains(data, []byte(`"sandboxLimits": {
+          "processes": 64
+        }`)) {
 		t.Errorf("want only processes in limits:\n%s", data)
 	}
 	empty := bytes.Replace(data, []byte(`"processes": 64`), nil, 1)
@@ -384,39 +393,40 @@ func TestParseRefusesLimits(t *testing.T) {
 		t.Fatalf("the unedited lock: %v", err)
 	}
 	const mem = `"memory": 1073741824`
-	const limitsObject = `"limits": {
-            "memory": 1073741824,
-            "processes": 256,
-            "files": 4096,
-            "fileSize": 536870912
-          }`
+	const limitsObject = `"sandboxLimits": {
+          "memory": 1073741824,
+          "processes": 256,
+          "files": 4096,
+          "fileSize": 536870912
+        }`
 	tests := []struct {
 		name, old, new, want string
 	}{
-		{"unknown key", mem, mem + `, "cpu": 2`, `policy.sandbox.limits has an unknown key "cpu" (known: memory, processes, files, fileSize)`},
-		{"hcl spelling", `"fileSize": 536870912`, `"file_size": 536870912`, `policy.sandbox.limits has an unknown key "file_size"`},
-		{"wrong case", mem, `"Memory": 1073741824`, `policy.sandbox.limits has an unknown key "Memory"`},
+		{"unknown key", mem, mem + `, "cpu": 2`, `mcpform.sandboxLimits has an unknown key "cpu" (known: memory, processes, files, fileSize)`},
+		{"hcl spelling", `"fileSize": 536870912`, `"file_size": 536870912`, `mcpform.sandboxLimits has an unknown key "file_size"`},
+		{"wrong case", mem, `"Memory": 1073741824`, `mcpform.sandboxLimits has an unknown key "Memory"`},
 		{"duplicate key", mem, mem + `, "memory": 1`, `duplicate key "memory"`},
-		{"not an object", limitsObject, `"limits": 1`, `policy.sandbox.limits is not a JSON object`},
-		{"null", limitsObject, `"limits": null`, `policy.sandbox.limits is not a JSON object`},
-		{"a list", limitsObject, `"limits": [1073741824]`, `policy.sandbox.limits is not a JSON object`},
-		{"unknown sandbox key", `"limits": {`, `"limit": {}, "limits": {`, `policy.sandbox has an unknown key "limit" (known: filesystem, network, limits)`},
-		{"fraction", mem, `"memory": 1073741824.5`, `policy.sandbox.limits.memory is not a whole number written in digits`},
-		{"fraction of a count", `"processes": 256`, `"processes": 256.0`, `policy.sandbox.limits.processes is not a whole number written in digits`},
-		{"exponent", `"files": 4096`, `"files": 4.096e3`, `policy.sandbox.limits.files is not a whole number written in digits`},
-		{"string", mem, `"memory": "1GiB"`, `policy.sandbox.limits.memory is not a whole number written in digits`},
-		{"bool", `"files": 4096`, `"files": true`, `policy.sandbox.limits.files is not a whole number written in digits`},
-		{"negative", mem, `"memory": -1073741824`, `policy.sandbox.limits.memory is negative`},
-		{"negative beyond int64", `"processes": 256`, `"processes": -99999999999999999999`, `policy.sandbox.limits.processes is negative`},
-		{"zero", `"fileSize": 536870912`, `"fileSize": 0`, `policy.sandbox.limits.fileSize is 0`},
-		{"minus zero", `"files": 4096`, `"files": -0`, `policy.sandbox.limits.files is 0`},
-		{"count beyond int32", `"processes": 256`, `"processes": 2147483648`, `policy.sandbox.limits.processes is too large (at most 2147483647)`},
-		{"size beyond int64", mem, `"memory": 99999999999999999999`, `policy.sandbox.limits.memory is too large`},
-		{"size beyond 2^62", mem, `"memory": 4611686018427387905`, `policy.sandbox.limits.memory is too large`},
-		{"memory below minimum", mem, `"memory": 1048576`, `server "time": policy.sandbox.limits.memory is below 32MiB`},
-		{"processes below minimum", `"processes": 256`, `"processes": 7`, `server "time": policy.sandbox.limits.processes is below 8`},
-		{"files below minimum", `"files": 4096`, `"files": 63`, `server "time": policy.sandbox.limits.files is below 64`},
-		{"file size below minimum", `"fileSize": 536870912`, `"fileSize": 1048575`, `server "time": policy.sandbox.limits.file_size is below 1MiB`},
+		{"not an object", limitsObject, `"sandboxLimits": 1`, `mcpform.sandboxLimits is not a JSON object`},
+		{"null", limitsObject, `"sandboxLimits": null`, `mcpform.sandboxLimits is not a JSON object`},
+		{"a list", limitsObject, `"sandboxLimits": [1073741824]`, `mcpform.sandboxLimits is not a JSON object`},
+		{"unknown mcpform key", `"sandboxLimits": {`, `"limits": {}, "sandboxLimits": {`, `mcpform has an unknown key "limits"`},
+		{"limits in the shared policy", `"network": {`, `"limits": {}, "network": {`, `policy.sandbox has an unknown key "limits" (known: filesystem, network)`},
+		{"fraction", mem, `"memory": 1073741824.5`, `mcpform.sandboxLimits.memory is not a whole number written in digits`},
+		{"fraction of a count", `"processes": 256`, `"processes": 256.0`, `mcpform.sandboxLimits.processes is not a whole number written in digits`},
+		{"exponent", `"files": 4096`, `"files": 4.096e3`, `mcpform.sandboxLimits.files is not a whole number written in digits`},
+		{"string", mem, `"memory": "1GiB"`, `mcpform.sandboxLimits.memory is not a whole number written in digits`},
+		{"bool", `"files": 4096`, `"files": true`, `mcpform.sandboxLimits.files is not a whole number written in digits`},
+		{"negative", mem, `"memory": -1073741824`, `mcpform.sandboxLimits.memory is negative`},
+		{"negative beyond int64", `"processes": 256`, `"processes": -99999999999999999999`, `mcpform.sandboxLimits.processes is negative`},
+		{"zero", `"fileSize": 536870912`, `"fileSize": 0`, `mcpform.sandboxLimits.fileSize is 0`},
+		{"minus zero", `"files": 4096`, `"files": -0`, `mcpform.sandboxLimits.files is 0`},
+		{"count beyond int32", `"processes": 256`, `"processes": 2147483648`, `mcpform.sandboxLimits.processes is too large (at most 2147483647)`},
+		{"size beyond int64", mem, `"memory": 99999999999999999999`, `mcpform.sandboxLimits.memory is too large`},
+		{"size beyond 2^62", mem, `"memory": 4611686018427387905`, `mcpform.sandboxLimits.memory is too large`},
+		{"memory below minimum", mem, `"memory": 1048576`, `server "time": mcpform.sandboxLimits: limits.memory is below 32MiB`},
+		{"processes below minimum", `"processes": 256`, `"processes": 7`, `server "time": mcpform.sandboxLimits: limits.processes is below 8`},
+		{"files below minimum", `"files": 4096`, `"files": 63`, `server "time": mcpform.sandboxLimits: limits.files is below 64`},
+		{"file size below minimum", `"fileSize": 536870912`, `"fileSize": 1048575`, `server "time": mcpform.sandboxLimits: limits.file_size is below 1MiB`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -563,5 +573,24 @@ func TestCompare(t *testing.T) {
 	}
 	if d := Compare(timeEntry(t), modernEntry(t)); len(d) == 0 || d[0].Field != "era" {
 		t.Errorf("a legacy entry against a modern surface: %v, want era drift first", d)
+	}
+}
+
+// TestLimitsNeedASandbox: sandboxLimits belong to a sandbox policy; an
+// entry with them and no policy.sandbox is refused.
+func TestLimitsNeedASandbox(t *testing.T) {
+	f := sampleFile(t)
+	f.Servers["time"].Policy.Sandbox = nil
+	data, err := Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Replace(data, []byte(`"mcpform": {`), []byte(`"mcpform": {"sandboxLimits": {"memory": 1073741824},`), 1)
+	if bytes.Equal(bad, data) {
+		t.Fatalf("the lock has no mcpform key to edit:\n%s", data)
+	}
+	_, err = Parse(bad)
+	if err == nil || !strings.Contains(err.Error(), "mcpform.sandboxLimits is set, and policy.sandbox is not") {
+		t.Errorf("Parse error = %v, want the limits refused without a sandbox", err)
 	}
 }

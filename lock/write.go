@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
 	"time"
+
+	"github.com/mcpform/mcpform/policy"
 )
 
 // Marshal returns the lock's deterministic form: the format's key order,
@@ -130,7 +133,11 @@ func (w *writer) entry(name string, e *Entry, last bool) error {
 	for _, k := range Kinds {
 		w.list(d, k.Field(), e.List(k), false)
 	}
-	hasPolicy, hasSettings := !e.Policy.IsEmpty(), e.Mcpform != nil && !e.Mcpform.isEmpty()
+	var limits *policy.Limits
+	if e.Policy != nil && e.Policy.Sandbox != nil {
+		limits = e.Policy.Sandbox.Limits
+	}
+	hasPolicy, hasSettings := !e.Policy.IsEmpty(), e.Mcpform != nil && !e.Mcpform.isEmpty() || limits != nil
 	w.line(d, `"digests": {`)
 	w.line(d+1, `"surface": %s,`, quote(e.Digests.Surface))
 	w.member(d+1, "instructions", mustJSON(e.Digests.Instructions), false)
@@ -143,10 +150,23 @@ func (w *writer) entry(name string, e *Entry, last bool) error {
 		w.line(d, "}")
 	}
 	if hasPolicy {
-		w.member(d, "policy", mustJSON(e.Policy.Normalized()), !hasSettings)
+		// The sandbox's limits are mcpform's alone: they go under the
+		// "mcpform" key, and the policy stays the shared format's.
+		p := e.Policy.Normalized()
+		if p.Sandbox != nil {
+			p.Sandbox.Limits = nil
+		}
+		w.member(d, "policy", mustJSON(p), !hasSettings)
 	}
 	if hasSettings {
-		w.member(d, "mcpform", mustJSON(e.Mcpform), true)
+		doc := struct {
+			*Settings
+			SandboxLimits *policy.Limits `json:"sandboxLimits,omitempty"`
+		}{e.Mcpform, limits}
+		if doc.Settings == nil {
+			doc.Settings = &Settings{}
+		}
+		w.member(d, "mcpform", mustJSON(doc), true)
 	}
 	if last {
 		w.line(2, "}")

@@ -151,7 +151,7 @@ func explainSandbox(io *stdio, name string, e *lock.Entry, lockPath, auditPath, 
 		}
 		fmt.Fprintln(w, "    (a name that resolves to a loopback, private or link-local address is refused unless that IP is listed)")
 	}
-	fmt.Fprintln(w, "  limits     (policy.sandbox.limits, defaults where unset), and how this machine enforces them:")
+	fmt.Fprintln(w, "  limits     (the sandbox block's limits, defaults where unset), and how this machine enforces them:")
 	for _, l := range sandbox.LimitsInForce(spec.Limits) {
 		fmt.Fprintf(w, "    %s\n", l)
 	}

@@ -168,7 +168,7 @@
 //
 // # Resource limits
 //
-// Spec.Limits (policy.sandbox.limits, with policy.DefaultLimits where
+// Spec.Limits (the sandbox block's limits, with policy.DefaultLimits where
 // unset) bound the server (limits_linux.go): with a cgroup (NewCgroup: v2
 // where mcpform's cgroup delegates pids and memory, v1 where those
 // hierarchies are writable) processes and memory for the whole tree; always

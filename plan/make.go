@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpform/mcpform/lang"
@@ -100,10 +102,19 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 	for _, s := range cfg.Servers {
 		declared[s.Name] = s
 	}
+	var probed []string
+	for _, r := range results {
+		if r.Err == nil {
+			probed = append(probed, r.Name)
+		}
+	}
 	for _, r := range results {
 		sp := byName[r.Name]
 		if r.Err != nil {
 			sp.Error = r.Err.Error()
+			if errors.Is(r.Err, exec.ErrNotFound) {
+				sp.Error += notFoundHint(declared[r.Name], probed)
+			}
 			// A start failure carries its own hint, from the names
 			// the server actually got.
 			if se := (*mcp.StartError)(nil); !errors.As(r.Err, &se) {
@@ -130,6 +141,30 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		p.RequiredBump = max(p.RequiredBump, sp.RequiredBump)
 	}
 	return p, nil
+}
+
+// notFoundHint is added to the failed probe of a server whose program
+// (command[0]) is not on mcpform's PATH: what to install, or to remove the
+// server, or to plan the servers that were probed without it, as a command
+// to paste.
+func notFoundHint(s *lang.Server, probed []string) string {
+	if s == nil || len(s.Command) == 0 {
+		return ""
+	}
+	prog := s.Command[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nhint: %s is not installed where mcpform runs (it is not on mcpform's PATH). To fix it, %s; or remove the server %q block from mcp.hcl",
+		strconv.Quote(prog), lang.InstallAdvice(prog), s.Name)
+	if len(probed) == 0 {
+		b.WriteString(".")
+		return b.String()
+	}
+	b.WriteString("; or plan the servers that were probed without it:\n    mcpform plan")
+	for _, n := range probed {
+		b.WriteString(" -target ")
+		b.WriteString(n) // a lock name: identifiers joined with dots, safe for a shell
+	}
+	return b.String()
 }
 
 // envHint is added to a failed probe of a server that passes no PATH: the

@@ -183,3 +183,30 @@ func TestFinishRefusesPlansWithErrors(t *testing.T) {
 		t.Error("a plan with errors got a planned lock")
 	}
 }
+
+// TestNotFoundHint: a server whose program is not on PATH fails its probe
+// with a hint that says what to install, or to remove the server, or to plan
+// the servers that were probed, as a command to paste.
+func TestNotFoundHint(t *testing.T) {
+	fetch := &lang.Server{Name: "fetch", Addr: "server.fetch", Command: []string{"uvx", "mcp-server-fetch==2025.4.7"}, Protocol: "auto"}
+	got := notFoundHint(fetch, []string{"github.issues", "time"})
+	want := "\nhint: \"uvx\" is not installed where mcpform runs (it is not on mcpform's PATH). To fix it, install uv, which provides uvx (https://docs.astral.sh/uv/getting-started/installation/); " +
+		"or remove the server \"fetch\" block from mcp.hcl; or plan the servers that were probed without it:\n    mcpform plan -target github.issues -target time"
+	if got != want {
+		t.Errorf("notFoundHint:\n%s\nwant:\n%s", got, want)
+	}
+	if got := notFoundHint(fetch, nil); strings.Contains(got, "-target") || !strings.HasSuffix(got, "block from mcp.hcl.") {
+		t.Errorf("with no server probed, no -target command: %s", got)
+	}
+
+	// Through Make: the probe's error carries the hint.
+	t.Setenv("PATH", t.TempDir())
+	cfg := &lang.Config{Dir: t.TempDir(), Lockfile: "mcp.lock", Servers: []*lang.Server{fetch}}
+	p, err := Make(t.Context(), cfg, nil, nil, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Servers) != 1 || !strings.Contains(p.Servers[0].Error, `executable file not found`) || !strings.Contains(p.Servers[0].Error, "\nhint: \"uvx\" is not installed where mcpform runs") {
+		t.Errorf("plan error lacks the hint: %+v", p.Servers[0])
+	}
+}

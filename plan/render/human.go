@@ -79,8 +79,16 @@ func (h *human) plan(p *plan.Plan) {
 	}
 	h.notes(p)
 	sum := summarize(p)
-	h.printf("\n%s\n", h.pal.bold(fmt.Sprintf("Plan: %d to add, %d to change, %d to remove. Definitional: %d, informational: %d, config: %d. Required bump: %s.",
-		sum.Add, sum.Change, sum.Remove, sum.Definitional, sum.Informational, sum.Config, sum.RequiredBump)))
+	counts := fmt.Sprintf("%d to add, %d to change, %d to remove. Definitional: %d, informational: %d, config: %d. Required bump: %s.",
+		sum.Add, sum.Change, sum.Remove, sum.Definitional, sum.Informational, sum.Config, sum.RequiredBump)
+	if sum.Failed > 0 {
+		// As terraform, a plan with errors does not close as a plan:
+		// what it shows of the other servers is not the whole change.
+		h.printf("\n%s\n", h.pal.red(fmt.Sprintf("Plan incomplete: %d of %d servers failed; fix the errors above.", sum.Failed, sum.Servers)))
+		h.printf("Planned so far: %s\n", counts)
+	} else {
+		h.printf("\n%s\n", h.pal.bold("Plan: "+counts))
+	}
 	if sum.Security > 0 {
 		h.printf("%s\n", h.pal.security(fmt.Sprintf("%d security-relevant change%s: read them with an attacker in mind.", sum.Security, plural(sum.Security))))
 	}

@@ -91,8 +91,13 @@ func MarkdownWithOptions(w io.Writer, p *plan.Plan, o MarkdownOptions) error {
 		return err
 	}
 	sum := summarize(p)
-	fmt.Fprintf(&head, "**Plan:** %d to add, %d to change, %d to remove. Definitional: %d, informational: %d, config: %d. **Required bump: %s.**\n",
+	counts := fmt.Sprintf("%d to add, %d to change, %d to remove. Definitional: %d, informational: %d, config: %d. **Required bump: %s.**",
 		sum.Add, sum.Change, sum.Remove, sum.Definitional, sum.Informational, sum.Config, sum.RequiredBump)
+	if sum.Failed > 0 {
+		fmt.Fprintf(&head, "**Plan incomplete:** %d of %d servers failed; fix the errors below. Planned so far: %s\n", sum.Failed, sum.Servers, counts)
+	} else {
+		fmt.Fprintf(&head, "**Plan:** %s\n", counts)
+	}
 	if sum.Security > 0 {
 		fmt.Fprintf(&head, "\n> [!WARNING]\n> %d security-relevant change%s: read %s with an attacker in mind.\n",
 			sum.Security, plural(sum.Security), map[bool]string{true: "it", false: "them"}[sum.Security == 1])

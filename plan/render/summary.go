@@ -13,6 +13,10 @@ type summary struct {
 	// Security counts the security-relevant ones.
 	Definitional, Informational, Config, Security int
 	RequiredBump                                  plan.Grade
+	// Servers counts the plan's servers, Failed those with an error (not
+	// probed, or a failed gate): a plan with any is incomplete, and every
+	// format says so instead of closing with its totals alone.
+	Servers, Failed int
 }
 
 func summarize(p *plan.Plan) summary {
@@ -28,7 +32,11 @@ func summarize(p *plan.Plan) summary {
 			s.Remove++
 		}
 	}
+	s.Servers = len(p.Servers)
 	for _, sp := range p.Servers {
+		if sp.Error != "" || sp.VersionError != "" {
+			s.Failed++
+		}
 		s.RequiredBump = max(s.RequiredBump, sp.RequiredBump)
 		for _, g := range group(sp) {
 			if g.item == "" {

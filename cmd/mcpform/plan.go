@@ -81,7 +81,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (*planFlags, error) {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.register(fs, false)
-	fs.StringVar(&f.out, "out", "", "save the plan to FILE for mcpform apply FILE")
+	fs.StringVar(&f.out, "out", "", "save the plan to FILE for mcpform apply FILE (not a plan with errors)")
 	fs.StringVar(&f.sarif, "sarif", "", "also write the plan's definitional changes to FILE as SARIF 2.1.0, for code scanning")
 	fs.BoolVar(&f.json, "json", false, "print the plan as JSON (see plan/render/JSON.md)")
 	fs.BoolVar(&f.markdown, "markdown", false, "print the plan as markdown, for a pull-request comment")
@@ -120,7 +120,9 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 			return exitError
 		}
 	}
-	if f.out != "" {
+	// As terraform, a plan with errors is not saved: apply would refuse it,
+	// and a file from an earlier plan at f.out is left as it was.
+	if f.out != "" && len(p.Errors()) == 0 {
 		if err := plan.Save(f.out, p); err != nil {
 			fmt.Fprintf(io.err, "Error: %v\n", err)
 			return exitError
@@ -150,6 +152,10 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 				fmt.Fprintf(io.err, "Error: %s\n", escape.Visible(first))
 			}
 		}
+		if f.out != "" {
+			fmt.Fprintf(io.err, "\nError: the plan was not saved: it had errors, so %s was not written. Fix them and run mcpform plan -out %s again.\n",
+				escape.String(f.out), escape.String(f.out))
+		}
 		return exitError
 	}
 	if f.detailedExitcode && p.HasChanges() {
@@ -177,7 +183,7 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 	if len(f.targets) > 0 {
 		fmt.Fprint(io.err, targetingWarning)
 	}
-	warnEnvTypos(io, cfg, f.targets)
+	warnUnsetEnv(io, configEnv(cfg, f.targets), "probed")
 	confine := newConfiner(io, cfg.Lockfile, defaultAuditPath(io))
 	defer confine.Close()
 	progress := startProgress(io, 0)

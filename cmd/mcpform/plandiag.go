@@ -103,32 +103,51 @@ func lockAddr(name string) string {
 	return b.String()
 }
 
-// warnEnvTypos warns about an env name of a (targeted) server that is
-// unset while a set variable's name is within two edits of it: GITHUB_TOKNE
-// for GITHUB_TOKEN. The server would start without the variable and fail
-// in a way that never names it.
-func warnEnvTypos(io *stdio, cfg *lang.Config, targets []string) {
-	if io.environ == nil {
-		return
-	}
-	var set []string
-	for _, kv := range io.environ() {
-		if name, value, ok := strings.Cut(kv, "="); ok && name != "" && value != "" {
-			set = append(set, name)
-		}
-	}
-	sort.Strings(set)
+// serverEnv is the env list of one server, for warnUnsetEnv.
+type serverEnv struct {
+	name string
+	env  []string
+}
+
+// configEnv is the env lists of cfg's servers, those of targets only when
+// there are targets.
+func configEnv(cfg *lang.Config, targets []string) []serverEnv {
+	var out []serverEnv
 	for _, s := range cfg.Servers {
 		if len(targets) > 0 && !slices.Contains(targets, s.Name) && !slices.Contains(targets, s.Addr) {
 			continue
 		}
-		for _, name := range s.Env {
+		out = append(out, serverEnv{s.Name, s.Env})
+	}
+	return out
+}
+
+// warnUnsetEnv prints one warning per name a server's env lists that is
+// not set (or empty) in mcpform's environment, so the server is probed or
+// started (verb) without it: a server that needs a token otherwise fails
+// later, or starts and answers without it. When a set name is a likely
+// typo's target, the warning asks "did you mean" it. Each warning is one
+// line, with or without -compact-warnings.
+func warnUnsetEnv(io *stdio, servers []serverEnv, verb string) {
+	var set []string
+	if io.environ != nil {
+		for _, kv := range io.environ() {
+			if name, value, ok := strings.Cut(kv, "="); ok && name != "" && value != "" {
+				set = append(set, name)
+			}
+		}
+		sort.Strings(set)
+	}
+	for _, s := range servers {
+		for _, name := range s.env {
 			if io.getenv(name) != "" {
 				continue
 			}
-			if c := suggestEnv(name, set, s.Env); c != "" {
-				fmt.Fprintf(io.err, "Warning: server %q: %s is not set; did you mean %s, which is?\n", escape.String(s.Name), escape.String(name), escape.String(c))
+			fmt.Fprintf(io.err, "Warning: server %q: %s is listed in env but not set; %s without it", escape.String(s.name), escape.String(name), verb)
+			if c := suggestEnv(name, set, s.env); c != "" {
+				fmt.Fprintf(io.err, ". Did you mean %s, which is set?", escape.String(c))
 			}
+			fmt.Fprintln(io.err)
 		}
 	}
 }

@@ -122,6 +122,7 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 	if f.explainSandbox {
 		return explainSandbox(io, f.name, entry, f.lockPath, auditPath, dir)
 	}
+	warnUnsetEnv(io, []serverEnv{{f.name, entry.EnvPassthrough}}, "started")
 	audit, err := runtime.OpenAudit(auditPath)
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)

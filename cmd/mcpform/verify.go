@@ -101,6 +101,11 @@ func runVerify(ctx context.Context, io *stdio, args []string) int {
 		fmt.Fprintf(io.err, "Error: %v\n", err)
 		return exitError
 	}
+	var envs []serverEnv
+	for _, name := range names {
+		envs = append(envs, serverEnv{name, lf.Servers[name].EnvPassthrough})
+	}
+	warnUnsetEnv(io, envs, "probed")
 	var targets []plan.Target
 	var reports []serverReport
 	confine := newConfiner(io, f.lock, defaultAuditPath(io))

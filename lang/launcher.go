@@ -79,10 +79,10 @@ func LauncherOf(argv []string, head func(prog string) []byte) (Launcher, bool) {
 	if len(argv) == 0 {
 		return Launcher{}, false
 	}
-	if progBase(argv[0]) == "cmd" && len(argv) > 2 && strings.EqualFold(argv[1], "/c") {
+	if ProgramName(argv[0]) == "cmd" && len(argv) > 2 && strings.EqualFold(argv[1], "/c") {
 		argv = argv[2:]
 	}
-	prog := progBase(argv[0])
+	prog := ProgramName(argv[0])
 	for _, l := range launchers {
 		if prog != l.prog {
 			continue
@@ -145,9 +145,10 @@ func EnvShebang(head []byte) (string, bool) {
 	return "", false
 }
 
-// progBase is a program's base name without a Windows extension,
-// lowercase: "C:\…\npx.cmd" is npx.
-func progBase(p string) string {
+// ProgramName is a program's base name without a Windows extension,
+// lowercase: "C:\…\npx.cmd" is npx. Import and the launcher checks
+// recognise programs by it.
+func ProgramName(p string) string {
 	if j := strings.LastIndexAny(p, `/\`); j >= 0 {
 		p = p[j+1:]
 	}
@@ -248,7 +249,7 @@ func (s *scope) checkLauncher(srv *Server, command, env *hcl.Attribute) hcl.Diag
 }
 
 // installs names what provides a program that servers are commonly started
-// with, by its base name (progBase), for "install it" advice.
+// with, by its base name (ProgramName), for "install it" advice.
 var installs = map[string]string{
 	"npx":     "Node.js, whose npm provides npx (https://nodejs.org/en/download)",
 	"npm":     "Node.js, which provides npm (https://nodejs.org/en/download)",
@@ -274,7 +275,7 @@ var installs = map[string]string{
 // servers are commonly started with, and for any other "install it, or put
 // the directory that holds it on PATH".
 func InstallAdvice(prog string) string {
-	if what, ok := installs[progBase(prog)]; ok {
+	if what, ok := installs[ProgramName(prog)]; ok {
 		return "install " + what
 	}
 	return "install it, or put the directory that holds it on PATH"

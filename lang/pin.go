@@ -75,10 +75,10 @@ func UnpinnedPackage(argv []string) (Unpinned, bool) {
 		return Unpinned{}, false
 	}
 	off := 0
-	if progBase(argv[0]) == "cmd" && len(argv) > 2 && strings.EqualFold(argv[1], "/c") {
+	if ProgramName(argv[0]) == "cmd" && len(argv) > 2 && strings.EqualFold(argv[1], "/c") {
 		off = 2
 	}
-	prog := progBase(argv[off])
+	prog := ProgramName(argv[off])
 	for _, r := range runners {
 		if prog != r.prog {
 			continue
@@ -174,7 +174,7 @@ func checkSpec(runner string, python bool, argv []string, i int, prefix string) 
 	u.Fixed = slices.Clone(argv)
 	u.Fixed[i] = prefix + u.Pinned
 	if runner == "npx" && !slices.ContainsFunc(u.Fixed, func(a string) bool { return a == "-y" || a == "--yes" }) {
-		at := slices.IndexFunc(u.Fixed, func(a string) bool { return progBase(a) == "npx" })
+		at := slices.IndexFunc(u.Fixed, func(a string) bool { return ProgramName(a) == "npx" })
 		u.Fixed = slices.Insert(u.Fixed, at+1, "-y")
 	}
 	return u, true

@@ -554,7 +554,7 @@ type warning struct{ text, comment string }
 // client variables mcpform does not expand, and credentials.
 func argvWarnings(argv []string) []warning {
 	var ws []warning
-	if progName(argv[0]) == "cmd" {
+	if lang.ProgramName(argv[0]) == "cmd" {
 		ws = append(ws, warning{
 			text:    "the command runs through Windows' cmd, which exists only on Windows: on Linux and macOS start the program itself (drop \"cmd\", \"/c\")",
 			comment: "the command runs through cmd, which exists only on Windows.",
@@ -667,16 +667,4 @@ func unpinned(argv []string) (warning, bool) {
 			u.Runner, strconv.Quote(u.Spec), list(u.Fixed), u.Where()),
 		comment: fmt.Sprintf("%s package %s is not pinned: use %s.", u.Runner, strconv.Quote(u.Spec), strconv.Quote(u.Pinned)),
 	}, true
-}
-
-// progName is a program's base name without a Windows extension, lowercase.
-func progName(p string) string {
-	if j := strings.LastIndexAny(p, `/\`); j >= 0 {
-		p = p[j+1:]
-	}
-	p = strings.ToLower(p)
-	for _, ext := range []string{".cmd", ".exe", ".bat"} {
-		p = strings.TrimSuffix(p, ext)
-	}
-	return p
 }

@@ -3,20 +3,25 @@ package lang
 import (
 	"fmt"
 	"sort"
+
+	"github.com/agext/levenshtein"
 )
 
 // didYouMean returns " Did you mean "x"?" for the candidate closest to s,
 // or "" when none is close enough to be a likely typo.
 func didYouMean(s string, candidates []string) string {
-	if c := suggest(s, candidates); c != "" {
+	if c := Suggest(s, candidates); c != "" {
 		return fmt.Sprintf(" Did you mean %q?", c)
 	}
 	return ""
 }
 
-// suggest returns the candidate within edit distance 2 of s (or 1 for very
-// short names) that is closest, preferring the first in sorted order.
-func suggest(s string, candidates []string) string {
+// Suggest returns the candidate closest to s by edit distance, within 2
+// edits (1 for names of three letters or fewer), preferring the first in
+// sorted order on a tie; "" when none is close enough to be a likely typo.
+// It is the one "Did you mean" of mcpform: diagnostics here, and the CLI's
+// unknown commands, servers, rule ids and environment names.
+func Suggest(s string, candidates []string) string {
 	limit := 3
 	if len(s) <= 3 {
 		limit = 2
@@ -28,32 +33,15 @@ func suggest(s string, candidates []string) string {
 		if c == s {
 			continue
 		}
-		if d := editDistance(s, c); d < bestD {
+		if d := EditDistance(s, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
 }
 
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
+// EditDistance is the Levenshtein distance between a and b, in runes
+// (github.com/agext/levenshtein, which hcl already links).
+func EditDistance(a, b string) int { return levenshtein.Distance(a, b, nil) }
 
 func sortStrings(s []string) { sort.Strings(s) }

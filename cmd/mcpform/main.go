@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/runtime/sandbox"
 )
 
@@ -148,37 +149,8 @@ func usage(w io.Writer) {
 	}
 }
 
-// suggest returns the candidate closest to s by edit distance, or "" when
-// none is close enough to be a likely typo.
-func suggest(s string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// suggest is lang.Suggest: one "Did you mean" for the whole tool.
+func suggest(s string, candidates []string) string { return lang.Suggest(s, candidates) }
 
 // optionalArg returns the one argument a command may take, or def when it
 // got none; more than one is a usage error, said on stderr as

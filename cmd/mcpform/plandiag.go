@@ -161,7 +161,7 @@ func suggestEnv(name string, set, listed []string) string {
 		if c == name || slices.Contains(listed, c) {
 			continue
 		}
-		if d := editDistance(name, c); d < bestD && d < len(name) {
+		if d := lang.EditDistance(name, c); d < bestD && d < len(name) {
 			best, bestD = c, d
 		}
 	}

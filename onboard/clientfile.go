@@ -40,6 +40,9 @@ func readClientFile(data []byte) (*clientFile, error) {
 	if err := notUTF16(data); err != nil {
 		return nil, err
 	}
+	if err := checkBounds(data); err != nil {
+		return nil, err
+	}
 	// hujson's tree aliases its input, and Merge edits the tree.
 	tree, err := hujson.Parse(bytes.Clone(data))
 	if err != nil {
@@ -63,6 +66,9 @@ func readClientFile(data []byte) (*clientFile, error) {
 func standardJSON(data []byte) ([]byte, error) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	if err := notUTF16(data); err != nil {
+		return nil, err
+	}
+	if err := checkBounds(data); err != nil {
 		return nil, err
 	}
 	// Standardize blanks comments in place, in the buffer the tree aliases.

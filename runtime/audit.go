@@ -246,7 +246,6 @@ func (a *AuditLog) Queue(rec *Record) error {
 		a.batch = &auditBatch{done: make(chan struct{})}
 	}
 	a.batch.recs = append(a.batch.recs, rec)
-	a.batch.required = true
 	if a.timer == nil {
 		a.timer = time.AfterFunc(laterDelay, func() {
 			a.mu.Lock()
@@ -259,11 +258,12 @@ func (a *AuditLog) Queue(rec *Record) error {
 }
 
 // Commit appends the records Queue queued (with the others waiting) and
-// waits for a write under way; with nothing of Queue's waiting it does
-// nothing.
+// waits for a write under way; with nothing waiting it does nothing. (Only
+// Queue leaves a batch behind when no write is under way: Write writes its
+// own.)
 func (a *AuditLog) Commit() error {
 	a.mu.Lock()
-	if a.failed == nil && !a.writing && (a.batch == nil || !a.batch.required) {
+	if a.failed == nil && !a.writing && a.batch == nil {
 		a.mu.Unlock()
 		return nil
 	}
@@ -287,10 +287,9 @@ func (a *AuditLog) FlushBacklog(n int) error {
 func (a *AuditLog) Flush() error { return a.Write(nil) }
 
 type auditBatch struct {
-	recs     []*Record
-	required bool // holds a record of Queue's
-	done     chan struct{}
-	err      error
+	recs []*Record
+	done chan struct{}
+	err  error
 }
 
 // writeBatch appends recs, chained, under the file lock. Only the writing

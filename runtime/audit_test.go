@@ -162,7 +162,7 @@ func TestAuditCommitAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.mu.Lock() // what a Queue between Close's flush and its closing leaves
-	a.batch = &auditBatch{recs: []*Record{{Event: "request"}}, required: true, done: make(chan struct{})}
+	a.batch = &auditBatch{recs: []*Record{{Event: "request"}}, done: make(chan struct{})}
 	a.mu.Unlock()
 	if err := a.Commit(); err == nil {
 		t.Fatal("Commit of a record the closed log will never write = nil")

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,9 +56,9 @@ func cgroupParents() []cgroupParent {
 		dir := filepath.Join(m, own["2"])
 		b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
 		ctrl := strings.Fields(string(b))
-		if err == nil && contains(ctrl, "pids") && unix.Access(dir, unix.W_OK) == nil {
+		if err == nil && slices.Contains(ctrl, "pids") && unix.Access(dir, unix.W_OK) == nil {
 			out := []cgroupParent{{2, "pids", dir}}
-			if contains(ctrl, "memory") {
+			if slices.Contains(ctrl, "memory") {
 				out = append(out, cgroupParent{2, "memory", dir})
 			}
 			return out
@@ -130,15 +131,6 @@ func ownCgroups() map[string]string {
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // LimitsInForce says, for -explain-sandbox, how each limit of l would be

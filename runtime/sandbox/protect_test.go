@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func TestStateProtected(t *testing.T) {
 		}
 	}
 	for _, want := range []string{filepath.Join(work, "mcp.lock"), filepath.Join(work, "a.jsonl"), taintDir} {
-		if !contains(protect, want) {
+		if !slices.Contains(protect, want) {
 			t.Errorf("%s is not protected: %v", want, protect)
 		}
 	}
@@ -69,13 +70,4 @@ func TestStateProtected(t *testing.T) {
 	if _, err := sandbox.Grants(cmd, spec); err != nil {
 		t.Errorf("a sandbox with a relative audit path: %v", err)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -371,5 +372,5 @@ func grantable(rules []pathRule) []pathRule {
 // optionalRule reports whether a rule's path may be missing on this
 // machine: the runtime base's directories, /etc files and devices.
 func optionalRule(r pathRule) bool {
-	return r.Access == accessExec || r.Access == accessDev || r.Path == "/proc" || len(r.Path) > 5 && r.Path[:5] == "/etc/"
+	return r.Access == accessExec || r.Access == accessDev || r.Path == "/proc" || strings.HasPrefix(r.Path, "/etc/")
 }

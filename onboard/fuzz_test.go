@@ -45,25 +45,7 @@ func FuzzImport(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			plain, err := standardJSON(merged)
-			if err != nil {
-				t.Fatalf("Merge wrote something it cannot read (%v):\n%s", err, merged)
-			}
-			top, err := object(plain)
-			if err != nil {
-				t.Fatalf("Merge wrote something that is not a JSON object (%v):\n%s", err, merged)
-			}
-			raw, _ := lookup(top, c.serversKey())
-			servers, err := object(raw)
-			if err != nil {
-				t.Fatalf("Merge wrote %s that is not an object: %v", c.serversKey(), err)
-			}
-			for _, l := range launches {
-				v, ok := lookup(servers, l.Name)
-				if !ok || !bytes.Contains(v, []byte(`"/p/mcp.lock"`)) {
-					t.Fatalf("Merge lost the launch %s:\n%s", l.Name, merged)
-				}
-			}
+			checkMerged(t, c, merged, launches)
 		}
 	})
 }
@@ -107,25 +89,7 @@ func FuzzClientConfig(f *testing.F) {
 				bytes.Count(merged, []byte("\n")) != bytes.Count(merged, []byte("\r\n")) {
 				t.Fatalf("a line ending in LF alone in a CRLF file:\n%q\n%q", data, merged)
 			}
-			plain, err := standardJSON(merged)
-			if err != nil {
-				t.Fatalf("Merge wrote something it cannot read (%v):\n%q", err, merged)
-			}
-			top, err := object(plain)
-			if err != nil {
-				t.Fatalf("Merge wrote something that is not a JSON object (%v):\n%s", err, merged)
-			}
-			raw, _ := lookup(top, c.serversKey())
-			servers, err := object(raw)
-			if err != nil {
-				t.Fatalf("Merge wrote %s that is not an object: %v", c.serversKey(), err)
-			}
-			for _, l := range launches {
-				v, ok := lookup(servers, l.Name)
-				if !ok || !bytes.Contains(v, []byte(`"/p/mcp.lock"`)) {
-					t.Fatalf("Merge lost the launch %s:\n%s", l.Name, merged)
-				}
-			}
+			top, servers := checkMerged(t, c, merged, launches)
 			if old, err := object(before); err == nil {
 				for _, m := range old {
 					if m.Key == c.serversKey() {
@@ -152,4 +116,31 @@ func FuzzClientConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkMerged checks what Merge wrote for c: it reads back as a JSON
+// object whose servers object holds every launch. It returns the top-level
+// members and the servers' members.
+func checkMerged(t *testing.T, c Client, merged []byte, launches []Launch) (top, servers []member) {
+	t.Helper()
+	plain, err := standardJSON(merged)
+	if err != nil {
+		t.Fatalf("Merge wrote something it cannot read (%v):\n%q", err, merged)
+	}
+	top, err = object(plain)
+	if err != nil {
+		t.Fatalf("Merge wrote something that is not a JSON object (%v):\n%s", err, merged)
+	}
+	raw, _ := lookup(top, c.serversKey())
+	servers, err = object(raw)
+	if err != nil {
+		t.Fatalf("Merge wrote %s that is not an object: %v", c.serversKey(), err)
+	}
+	for _, l := range launches {
+		v, ok := lookup(servers, l.Name)
+		if !ok || !bytes.Contains(v, []byte(`"/p/mcp.lock"`)) {
+			t.Fatalf("Merge lost the launch %s:\n%s", l.Name, merged)
+		}
+	}
+	return top, servers
 }

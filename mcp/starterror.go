@@ -43,8 +43,14 @@ type StartError struct {
 	Command []string
 }
 
-func (e *StartError) Error() string {
-	return fmt.Sprintf("server %q did not start: %s", escape.String(e.Server), e.Reason()) + e.Details()
+func (e *StartError) Error() string { return e.Summary() + e.stderrTail() }
+
+// Summary is the error without the server's stderr: the reason, the
+// environment and the hint, each on a line of its own. It is what a
+// record (the audit log) keeps, since the server's stderr may hold
+// anything it printed.
+func (e *StartError) Summary() string {
+	return fmt.Sprintf("server %q did not start: %s", escape.String(e.Server), e.Reason()) + e.environment()
 }
 
 func (e *StartError) Unwrap() error { return e.Err }
@@ -77,7 +83,10 @@ func errText(err error) string {
 
 // Details is what follows the reason, each on a line of its own: the
 // environment, the hint, and the stderr tail (or that it was empty).
-func (e *StartError) Details() string {
+func (e *StartError) Details() string { return e.environment() + e.stderrTail() }
+
+// environment is the lines of the environment names and the hint.
+func (e *StartError) environment() string {
 	var b strings.Builder
 	b.WriteString("\nenvironment it got (names only): ")
 	b.WriteString(names(e.Env))
@@ -89,6 +98,13 @@ func (e *StartError) Details() string {
 		b.WriteString("\nhint: ")
 		b.WriteString(h)
 	}
+	return b.String()
+}
+
+// stderrTail is the lines of the server's stderr tail, escaped, or that it
+// was empty.
+func (e *StartError) stderrTail() string {
+	var b strings.Builder
 	if tail := lastLines(e.Stderr, stderrLines, stderrBytes); tail != "" {
 		b.WriteString("\nserver stderr (last lines):")
 		for _, l := range strings.Split(tail, "\n") {

@@ -146,18 +146,17 @@ type proxy struct {
 	// definitional drift was found. Both are read on every request.
 	gate        atomic.Pointer[chan struct{}]
 	quarantined atomic.Pointer[string]
-	// startFailed holds the message every request gets once the server
-	// did not start (startErr says why); startDone is closed once the
-	// start-up check knows whether it did. ending is set before the run
-	// stops the server, whose end is then no start failure.
-	startFailed atomic.Pointer[string]
-	startErr    atomic.Pointer[mcp.StartError]
-	startDone   chan struct{}
-	ending      atomic.Bool
-	verifyMu    sync.Mutex
-	verifying   bool
-	dirty       [4]bool
-	live        *mcp.Surface
+	// startErr is set once the server did not start: every request then
+	// gets its account. startDone is closed once the start-up check knows
+	// whether it did. ending is set before the run stops the server, whose
+	// end is then no start failure.
+	startErr  atomic.Pointer[mcp.StartError]
+	startDone chan struct{}
+	ending    atomic.Bool
+	verifyMu  sync.Mutex
+	verifying bool
+	dirty     [4]bool
+	live      *mcp.Surface
 
 	mu         sync.Mutex
 	inflight   map[mcp.ID]*callCtx

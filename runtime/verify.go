@@ -36,8 +36,8 @@ func (p *proxy) openGate() {
 // verified and refuses them all once it drifted.
 func (p *proxy) quarantine(next Handler) Handler {
 	admit := func(ctx context.Context, req *Request, reply Reply) {
-		if msg := p.startFailed.Load(); msg != nil {
-			reply(rpcError(CodeStartFailed, *msg), nil)
+		if se := p.startErr.Load(); se != nil {
+			reply(rpcError(CodeStartFailed, startMessage(se)), nil)
 			return
 		}
 		if msg := p.quarantined.Load(); msg != nil {
@@ -266,12 +266,10 @@ func (p *proxy) failStart(stage string, exited bool) {
 // reportStartFailure tells stderr and the audit log, and answers every
 // request from now on with the reason.
 func (p *proxy) reportStartFailure(se *mcp.StartError) {
-	msg := "mcpform: " + se.Error()
-	p.startErr.Store(se)
-	if !p.startFailed.CompareAndSwap(nil, &msg) {
+	if !p.startErr.CompareAndSwap(nil, se) {
 		return
 	}
-	for _, l := range strings.Split(msg, "\n") {
+	for _, l := range strings.Split(startMessage(se), "\n") {
 		p.logLine(l)
 	}
 	if err := p.record(&Record{Event: "start-failed", Outcome: outcomeOf(se), Detail: startDetail(se)}); err != nil {
@@ -279,6 +277,9 @@ func (p *proxy) reportStartFailure(se *mcp.StartError) {
 	}
 	p.openGate()
 }
+
+// startMessage is what each request, and stderr, get of a start failure.
+func startMessage(se *mcp.StartError) string { return "mcpform: " + se.Error() }
 
 // outcomeOf is the start-failed record's outcome.
 func outcomeOf(se *mcp.StartError) string {
@@ -295,9 +296,7 @@ func outcomeOf(se *mcp.StartError) string {
 // and the environment names, not the server's stderr (which may hold
 // anything it printed).
 func startDetail(se *mcp.StartError) string {
-	d, _, _ := strings.Cut(se.Error(), "\nserver stderr")
-	d, _, _ = strings.Cut(d, "\n(nothing on stderr)")
-	return strings.ReplaceAll(d, "\n", "; ")
+	return strings.ReplaceAll(se.Summary(), "\n", "; ")
 }
 
 // startTimeout is a handshake that was not answered within StartTimeout.

@@ -46,15 +46,16 @@ var allowedImports = map[string]allowed{
 	"onboard":     {imports: []string{"internal/escape", "internal/textdiff", "lang"}},
 
 	"runtime": {
-		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "internal/strictjson", "lock", "mcp", "policy", "runtime/egress", "runtime/sandbox", "runtime/taint", "surface"},
-		tests:   []string{"internal/benchclient", "internal/npmtest"},
+		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/egress", "runtime/sandbox", "runtime/taint", "surface"},
+		tests:   []string{"internal/benchclient", "internal/npmtest", "internal/strictjson"},
 	},
 	"runtime/taint":   {imports: []string{"internal/escape", "lock", "policy"}},
+	"runtime/audit":   {imports: []string{"internal/jsonscan", "internal/mutation", "internal/strictjson", "lock", "mcp"}},
 	"runtime/sandbox": {imports: []string{"internal/mutation", "policy"}, tests: []string{"internal/npmtest", "runtime/egress"}},
 	"runtime/egress":  {imports: []string{"internal/mutation", "policy"}},
 
 	"cmd/mcpform": {
-		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "mcp", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/sandbox", "runtime/taint"},
+		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "mcp", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/sandbox", "runtime/taint"},
 		tests:   []string{"internal/fakemcp", "internal/npmtest"},
 	},
 	"examples/servers/notes": {},
@@ -69,7 +70,7 @@ var allowedImports = map[string]allowed{
 	"internal/npmtest":        {},
 	"internal/benchclient":    {},
 	"internal/cmd/proxybench": {imports: []string{"internal/benchclient", "lock"}},
-	"internal/proxymodel":     {tests: []string{"internal/hostile", "lock", "policy", "runtime", "runtime/taint"}},
+	"internal/proxymodel":     {tests: []string{"internal/hostile", "lock", "policy", "runtime", "runtime/audit", "runtime/taint"}},
 	"internal/e2e":            {tests: []string{"internal/hostile", "lock", "policy", "runtime/sandbox"}},
 }
 
@@ -87,6 +88,7 @@ var forbiddenExternal = map[string][]string{
 	"runtime/sandbox": {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"runtime/egress":  {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"runtime/taint":   {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
+	"runtime/audit":   {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"mcp":             {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"lock":            {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpform/mcpform/internal/benchclient"
 	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 // newBenchClient drives an in-process proxy over pipes, as proxybench does
@@ -28,7 +29,7 @@ func newBenchClient(b *testing.B, tools int) (*benchclient.Client, func()) {
 	raw, _ := json.Marshal(cfg)
 	cfgPath := filepath.Join(dir, "upstream.json")
 	os.WriteFile(cfgPath, raw, 0o644)
-	audit, err := OpenAudit(filepath.Join(dir, "audit.jsonl"))
+	auditLog, err := audit.Open(filepath.Join(dir, "audit.jsonl"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func newBenchClient(b *testing.B, tools int) (*benchclient.Client, func()) {
 	c := benchclient.New(inW, outR)
 	done := make(chan struct{})
 	go func() {
-		Run(context.Background(), Options{Name: "bench", Entry: lockFor(b, cfg, cfgPath, ""), Stdin: inR, Stdout: outW, Stderr: io.Discard, Audit: audit, Session: "bench", LookupEnv: fakeEnv, MaxInFlight: 1024})
+		Run(context.Background(), Options{Name: "bench", Entry: lockFor(b, cfg, cfgPath, ""), Stdin: inR, Stdout: outW, Stderr: io.Discard, Audit: auditLog, Session: "bench", LookupEnv: fakeEnv, MaxInFlight: 1024})
 		close(done)
 	}()
 	if err := c.Call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`); err != nil {
@@ -49,7 +50,7 @@ func newBenchClient(b *testing.B, tools int) (*benchclient.Client, func()) {
 		case <-done:
 		case <-time.After(10 * time.Second):
 		}
-		audit.Close()
+		auditLog.Close()
 	}
 }
 
@@ -117,13 +118,13 @@ func benchMessagePath(b *testing.B, burst int) {
 	if err := e.Seal(); err != nil {
 		b.Fatal(err)
 	}
-	audit, err := OpenAudit(filepath.Join(b.TempDir(), "audit.jsonl"))
+	auditLog, err := audit.Open(filepath.Join(b.TempDir(), "audit.jsonl"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer audit.Close()
+	defer auditLog.Close()
 	var toClient, toServer countingWriter
-	p, err := newProxy(Options{Name: "bench", Entry: e, Audit: audit, Session: "bench", Stdout: &toClient})
+	p, err := newProxy(Options{Name: "bench", Entry: e, Audit: auditLog, Session: "bench", Stdout: &toClient})
 	if err != nil {
 		b.Fatal(err)
 	}

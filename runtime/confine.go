@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpform/mcpform/policy"
+	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/runtime/egress"
 	"github.com/mcpform/mcpform/runtime/sandbox"
 )
@@ -103,13 +104,13 @@ func SandboxHook(c Confinement) func(*exec.Cmd) (func(), error) {
 // events: the destination, whether it was allowed, the address dialled,
 // bytes each way and duration. A record that cannot be written is reported
 // on warn; the connection has already been decided by then.
-func EgressAuditor(a *AuditLog, session, server string, warn func(error)) func(egress.Event) {
+func EgressAuditor(a *audit.Log, session, server string, warn func(error)) func(egress.Event) {
 	return func(ev egress.Event) {
 		outcome := "refused"
 		if ev.Allowed {
 			outcome = "allowed"
 		}
-		err := a.Write(&Record{
+		err := a.Write(&audit.Record{
 			Session: session,
 			Server:  server,
 			Event:   "egress",

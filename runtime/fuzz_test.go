@@ -12,6 +12,7 @@ import (
 	"github.com/mcpform/mcpform/internal/strictjson"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 // fuzzEntry is a small locked surface with every kind of item.
@@ -58,7 +59,7 @@ func FuzzProxyMessage(f *testing.F) {
 			return
 		}
 		for _, e := range []*lock.Entry{legacy, modern} {
-			p, err := newProxy(Options{Name: "fuzz", Entry: e, Audit: &AuditLog{}, Session: "s"})
+			p, err := newProxy(Options{Name: "fuzz", Entry: e, Audit: &audit.Log{}, Session: "s"})
 			if err != nil {
 				t.Fatal(err)
 			}

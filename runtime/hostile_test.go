@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 const echoTools = `"tools": [{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]`
@@ -298,7 +300,7 @@ func runOptions(t *testing.T, cfgJSON string) Options {
 	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	audit, err := OpenAudit(filepath.Join(dir, "audit.jsonl"))
+	audit, err := audit.Open(filepath.Join(dir, "audit.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

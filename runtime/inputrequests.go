@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 // A 2026-07-28 server does not send the client requests of its own: it
@@ -49,7 +50,7 @@ func (p *proxy) checkInputRequests(req *Request, result []byte) *Response {
 }
 
 func (p *proxy) denyInput(req *Request, method, why string) *Response {
-	_ = p.record(&Record{Event: "deny", Method: method, ID: req.ID.String(), Item: req.Item, Detail: "input_required: " + why})
+	_ = p.record(&audit.Record{Event: "deny", Method: method, ID: req.ID.String(), Item: req.Item, Detail: "input_required: " + why})
 	p.logf("denied the server's %s request (input_required): %s", method, why)
 	return rpcError(mcp.CodeInternalError, fmt.Sprintf("mcpform denied the server's %s request: %s", escape.String(method), why))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpform/mcpform/internal/npmtest"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/surface"
 )
 
@@ -149,7 +150,7 @@ func TestInteropInspector(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if n, err := VerifyAudit(f); err != nil || n == 0 {
+	if n, err := audit.Verify(f); err != nil || n == 0 {
 		t.Errorf("audit log after the interop runs: %d records, %v", n, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 // Options configure one `mcpform run`: one server, one client.
@@ -36,7 +37,7 @@ type Options struct {
 
 	// Audit is the hash-chained audit log. Required: a run that cannot
 	// record what it lets through does not start.
-	Audit *AuditLog
+	Audit *audit.Log
 
 	// Session names the client session (default SessionID()).
 	Session string
@@ -129,7 +130,7 @@ type proxy struct {
 	modernUp bool
 	upEnv    []byte // the envelope members a 2026-07-28 server gets in _meta
 	handler  Handler
-	audit    *AuditLog
+	audit    *audit.Log
 	session  string
 
 	in  io.Reader // the client's input
@@ -352,14 +353,14 @@ func (p *proxy) clientWriteFailed(err error) {
 	}
 }
 
-func (p *proxy) record(r *Record) error {
+func (p *proxy) record(r *audit.Record) error {
 	r.Session = p.session
 	r.Server = p.name
 	return p.audit.Write(r)
 }
 
 func (p *proxy) run(ctx context.Context) error {
-	if err := p.record(&Record{Event: "start", Detail: "surface " + p.entry.Digests.Surface}); err != nil {
+	if err := p.record(&audit.Record{Event: "start", Detail: "surface " + p.entry.Digests.Surface}); err != nil {
 		return err
 	}
 	stderr := &lineEscaper{p: p}
@@ -439,7 +440,7 @@ func (p *proxy) run(ctx context.Context) error {
 		if err := p.up.Err(); err != nil && err != mcp.ErrServerClosed {
 			exitErr.Reason = err
 		}
-		_ = p.record(&Record{Event: "exit", Outcome: "server exited", Detail: fmt.Sprint(status)})
+		_ = p.record(&audit.Record{Event: "exit", Outcome: "server exited", Detail: fmt.Sprint(status)})
 		_ = p.audit.Flush()
 		return exitErr
 	case <-ctx.Done():
@@ -449,7 +450,7 @@ func (p *proxy) run(ctx context.Context) error {
 		stderr.flush()
 		result = ctx.Err()
 	}
-	_ = p.record(&Record{Event: "exit", Outcome: "client closed"})
+	_ = p.record(&audit.Record{Event: "exit", Outcome: "client closed"})
 	_ = p.audit.Flush()
 	if se := p.startErr.Load(); se != nil && result == nil {
 		result = &StartFailedError{Err: se}
@@ -474,7 +475,7 @@ func (p *proxy) serveStartFailure(ctx context.Context, se *mcp.StartError) error
 		result = ctx.Err()
 	}
 	p.drain()
-	_ = p.record(&Record{Event: "exit", Outcome: "client closed"})
+	_ = p.record(&audit.Record{Event: "exit", Outcome: "client closed"})
 	_ = p.audit.Flush()
 	if result == nil {
 		result = &StartFailedError{Err: se}

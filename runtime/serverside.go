@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 // upstreamNotification handles a notification from the server. It runs on
@@ -93,7 +94,7 @@ func (p *proxy) upstreamRequest(m *mcp.Message) {
 	}
 	capName, known := requestCapability[m.Method]
 	deny := func(why string) {
-		_ = p.record(&Record{Event: "deny", Method: m.Method, ID: m.ID.String(), Detail: why})
+		_ = p.record(&audit.Record{Event: "deny", Method: m.Method, ID: m.ID.String(), Detail: why})
 		p.logf("denied the server's %s request: %s", m.Method, why)
 		_ = p.up.respond(m.ID, nil, &mcp.RPCError{Code: mcp.CodeMethodNotFound, Message: "mcpform denied " + m.Method + ": " + why})
 	}
@@ -128,7 +129,7 @@ func (p *proxy) upstreamRequest(m *mcp.Message) {
 }
 
 func (p *proxy) relayServerRequest(m *mcp.Message) {
-	if err := p.record(&Record{Event: "server-request", Method: m.Method, ID: m.ID.String()}); err != nil {
+	if err := p.record(&audit.Record{Event: "server-request", Method: m.Method, ID: m.ID.String()}); err != nil {
 		_ = p.up.respond(m.ID, nil, &mcp.RPCError{Code: mcp.CodeInternalError, Message: "mcpform cannot write its audit log"})
 		return
 	}

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 // testPipe returns an os.Pipe closed when the test ends.
@@ -202,14 +204,14 @@ func TestSpinningReads(t *testing.T) {
 // A run's two readers are raw pipes sharing one spinner with the run's
 // default window, wherever two CPUs are there to spin on.
 func TestRunReadersSpin(t *testing.T) {
-	p, err := newProxy(Options{Name: "s", Entry: fuzzEntry(t, false), Audit: &AuditLog{}})
+	p, err := newProxy(Options{Name: "s", Entry: fuzzEntry(t, false), Audit: &audit.Log{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.opts.Spin != DefaultSpin {
 		t.Fatalf("default Spin = %v; want DefaultSpin", p.opts.Spin)
 	}
-	if q, err := newProxy(Options{Name: "s", Entry: fuzzEntry(t, false), Audit: &AuditLog{}, Spin: time.Second}); err != nil || q.opts.Spin != MaxSpin {
+	if q, err := newProxy(Options{Name: "s", Entry: fuzzEntry(t, false), Audit: &audit.Log{}, Spin: time.Second}); err != nil || q.opts.Spin != MaxSpin {
 		t.Fatalf("Spin of a second = %v; want MaxSpin", q.opts.Spin)
 	}
 	rc, _ := testPipe(t)

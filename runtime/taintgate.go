@@ -15,6 +15,7 @@ import (
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/policy"
+	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/runtime/taint"
 )
 
@@ -29,7 +30,7 @@ type TaintGateOptions struct {
 	Store    *taint.Store
 	StoreErr error
 	// Audit records every decision (required).
-	Audit *AuditLog
+	Audit *audit.Log
 	// Timeout bounds the wait for the user's answer to a legacy
 	// elicitation/create (default 5 minutes); StateTTL is how long a
 	// 2026-07-28 requestState stays redeemable (default 10 minutes).
@@ -43,7 +44,7 @@ type TaintGateOptions struct {
 // server without sources needs it, because another server of the session
 // may taint the session its sinks are called in. getenv locates the state
 // directory (taint.DefaultDir).
-func TaintGateFor(e *lock.Entry, audit *AuditLog, getenv func(string) string) Middleware {
+func TaintGateFor(e *lock.Entry, audit *audit.Log, getenv func(string) string) Middleware {
 	o := TaintGateOptions{Audit: audit}
 	if getenv == nil {
 		getenv = os.Getenv
@@ -445,8 +446,8 @@ func (g *taintGate) audit(req *Request, event, outcome, detail string) error {
 	if g.o.Audit == nil {
 		return errors.New("no audit log")
 	}
-	return g.o.Audit.Write(&Record{
+	return g.o.Audit.Write(&audit.Record{
 		Session: req.Session, Server: req.Server, Event: event, Method: req.Method,
-		ID: req.ID.String(), Item: req.Item, Args: ArgDigests(req.Arguments), Outcome: outcome, Detail: detail,
+		ID: req.ID.String(), Item: req.Item, Args: audit.ArgDigests(req.Arguments), Outcome: outcome, Detail: detail,
 	})
 }

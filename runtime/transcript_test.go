@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/policy"
+	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 var update = flag.Bool("update", false, "rewrite the want sections of runtime/testdata/transcripts")
@@ -122,7 +123,7 @@ type session struct {
 	log    string
 	seen   map[string]bool // ids of responses received
 	// auditLog is the run's open audit log.
-	auditLog *AuditLog
+	auditLog *audit.Log
 }
 
 // add records one output line.
@@ -168,7 +169,7 @@ func startSession(t testing.TB, cfgJSON []byte, opts Options) *session {
 		t.Fatal(err)
 	}
 	s := &session{t: t, lines: make(chan []byte, 1024), done: make(chan error, 1), seen: map[string]bool{}, log: logPath, audit: filepath.Join(dir, "audit.jsonl")}
-	audit, err := OpenAudit(s.audit)
+	audit, err := audit.Open(s.audit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +393,7 @@ func auditSummary(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := VerifyAudit(f); err != nil {
+	if _, err := audit.Verify(f); err != nil {
 		t.Errorf("audit log: %v", err)
 	}
 	data, _ := os.ReadFile(path)

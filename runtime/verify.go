@@ -12,6 +12,7 @@ import (
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/surface"
 )
 
@@ -72,11 +73,11 @@ func (p *proxy) quarantine(next Handler) Handler {
 // answer reaches the client.
 func (p *proxy) auditRequests(next Handler) Handler {
 	return func(ctx context.Context, req *Request, reply Reply) {
-		rec := Record{Event: "request", Method: req.Method, ID: req.ID.String()}
+		rec := audit.Record{Event: "request", Method: req.Method, ID: req.ID.String()}
 		if req.HasItem {
 			rec.Item = req.Item
 		}
-		rec.Args = ArgDigests(req.Arguments)
+		rec.Args = audit.ArgDigests(req.Arguments)
 		rec.Session, rec.Server = p.session, p.name
 		// Queued, not written: whatever the request causes leaves through
 		// a writer that flushes the log first.
@@ -104,8 +105,8 @@ func (p *proxy) auditRequests(next Handler) Handler {
 
 // outcome is the "result" record of a request, nil for one answered from
 // the lock.
-func (p *proxy) outcome(req *Request, id, item string, resp *Response, err error) *Record {
-	out := &Record{Session: p.session, Server: p.name, Event: "result", Method: req.Method, ID: id, Item: item}
+func (p *proxy) outcome(req *Request, id, item string, resp *Response, err error) *audit.Record {
+	out := &audit.Record{Session: p.session, Server: p.name, Event: "result", Method: req.Method, ID: id, Item: item}
 	switch {
 	case err != nil:
 		out.Outcome = "failed"
@@ -135,7 +136,7 @@ func (p *proxy) setQuarantine(why string) {
 	msg := fmt.Sprintf("mcpform quarantined server %q: %s. Run `mcpform plan` to review the change (and `mcpform apply` to accept it)", escape.String(p.name), why)
 	if p.quarantined.CompareAndSwap(nil, &msg) {
 		p.logf("%s", msg)
-		if err := p.record(&Record{Event: "quarantine", Detail: msg}); err != nil {
+		if err := p.record(&audit.Record{Event: "quarantine", Detail: msg}); err != nil {
 			p.logf("%v", err)
 		}
 	}
@@ -272,7 +273,7 @@ func (p *proxy) reportStartFailure(se *mcp.StartError) {
 	for _, l := range strings.Split(startMessage(se), "\n") {
 		p.logLine(l)
 	}
-	if err := p.record(&Record{Event: "start-failed", Outcome: outcomeOf(se), Detail: startDetail(se)}); err != nil {
+	if err := p.record(&audit.Record{Event: "start-failed", Outcome: outcomeOf(se), Detail: startDetail(se)}); err != nil {
 		p.logf("%v", err)
 	}
 	p.openGate()
@@ -401,10 +402,10 @@ func (p *proxy) compare(s *mcp.Surface, when string) {
 	if len(info) > 0 {
 		msg := fmt.Sprintf("informational drift %s (the client still sees the locked values): %s", when, strings.Join(info, ", "))
 		p.logf("%s", msg)
-		_ = p.record(&Record{Event: "drift", Outcome: "informational", Detail: msg})
+		_ = p.record(&audit.Record{Event: "drift", Outcome: "informational", Detail: msg})
 	}
 	if len(def) > 0 {
-		_ = p.record(&Record{Event: "drift", Outcome: "definitional", Detail: strings.Join(def, ", ")})
+		_ = p.record(&audit.Record{Event: "drift", Outcome: "definitional", Detail: strings.Join(def, ", ")})
 		p.setQuarantine(fmt.Sprintf("its surface drifted from mcp.lock %s: %s", when, strings.Join(def, ", ")))
 	}
 }

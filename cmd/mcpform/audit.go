@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mcpform/mcpform/runtime"
+	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 // runAudit is `mcpform audit verify [FILE]`: it checks the audit log's hash
@@ -38,7 +38,7 @@ func runAudit(_ context.Context, io *stdio, args []string) int {
 	}
 	path := fs.Arg(0)
 	if path == "" {
-		p, err := runtime.DefaultAuditPath(io.getenv)
+		p, err := audit.DefaultPath(io.getenv)
 		if err != nil {
 			fmt.Fprintf(io.err, "mcpform audit verify: %v\n", err)
 			return exitError
@@ -55,8 +55,8 @@ func runAudit(_ context.Context, io *stdio, args []string) int {
 		return exitError
 	}
 	defer f.Close()
-	n, err := runtime.VerifyAudit(f)
-	var ce *runtime.ChainError
+	n, err := audit.Verify(f)
+	var ce *audit.ChainError
 	switch {
 	case errors.As(err, &ce):
 		fmt.Fprintf(io.err, "mcpform audit verify: %s: the chain is broken at record %d (line %d): %s\n", path, ce.Line, ce.Line, ce.Msg)

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/runtime"
+	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 // oneProcessor runs the proxy's goroutines on one processor unless the
@@ -109,7 +110,7 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 	}
 	auditPath := f.auditPath
 	if auditPath == "" {
-		if auditPath, err = runtime.DefaultAuditPath(io.getenv); err != nil {
+		if auditPath, err = audit.DefaultPath(io.getenv); err != nil {
 			fmt.Fprintf(io.err, "mcpform run: %v\n", err)
 			return exitError
 		}
@@ -123,16 +124,16 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 		return explainSandbox(io, f.name, entry, f.lockPath, auditPath, dir)
 	}
 	warnUnsetEnv(io, []serverEnv{{f.name, entry.EnvPassthrough}}, "started")
-	audit, err := runtime.OpenAudit(auditPath)
+	auditLog, err := audit.Open(auditPath)
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
 		return exitError
 	}
-	defer audit.Close()
+	defer auditLog.Close()
 	// The server runs confined by its sandbox policy, if it has one; its
 	// egress proxy records into the run's own audit log.
 	confine := newConfiner(io, f.lockPath, auditPath)
-	confine.audit = audit
+	confine.audit = auditLog
 	prepare, err := confine.hook(f.name, entry.Policy)
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
@@ -152,13 +153,13 @@ func runRun(ctx context.Context, io *stdio, args []string) int {
 		Stdin:  in,
 		Stdout: out,
 		Stderr: io.err,
-		Audit:  audit,
+		Audit:  auditLog,
 		// Relative commands resolve against the lock's directory, as
 		// they did when plan probed them from mcp.hcl's.
 		Dir:     dir,
 		Prepare: prepare,
 		// The taint gate goes on every entry: another server of the session may taint this one's sinks.
-		Middlewares: []runtime.Middleware{runtime.TaintGateFor(entry, audit, io.getenv)},
+		Middlewares: []runtime.Middleware{runtime.TaintGateFor(entry, auditLog, io.getenv)},
 		LookupEnv:   lookupEnv(io),
 		Spin:        spinOption(f.spin),
 	})

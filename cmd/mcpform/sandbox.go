@@ -10,6 +10,7 @@ import (
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/policy"
 	"github.com/mcpform/mcpform/runtime"
+	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/runtime/sandbox"
 	"github.com/mcpform/mcpform/runtime/taint"
 )
@@ -23,7 +24,7 @@ type confiner struct {
 	// audit is opened on first use: only a sandboxed server with network
 	// access needs it (for its egress proxy's records).
 	auditPath string
-	audit     *runtime.AuditLog
+	audit     *audit.Log
 	ownAudit  bool
 }
 
@@ -48,7 +49,7 @@ func (c *confiner) hook(name string, p *policy.Policy) (func(*exec.Cmd) (func(),
 	conf := runtime.Confinement{Name: name, Sandbox: p.Sandbox, Home: home, Protect: protect}
 	if len(p.Sandbox.Network.Allow) > 0 {
 		if c.audit == nil {
-			if c.audit, err = runtime.OpenAudit(c.auditPath); err != nil {
+			if c.audit, err = audit.Open(c.auditPath); err != nil {
 				return nil, fmt.Errorf("server %q: its egress proxy needs the audit log: %w", name, err)
 			}
 			c.ownAudit = true
@@ -77,7 +78,7 @@ func (c *confiner) Close() {
 // defaultAuditPath is the audit log's default location, or "" when the
 // state directory is unknown.
 func defaultAuditPath(io *stdio) string {
-	p, err := runtime.DefaultAuditPath(io.getenv)
+	p, err := audit.DefaultPath(io.getenv)
 	if err != nil {
 		return ""
 	}

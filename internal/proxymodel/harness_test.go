@@ -21,6 +21,7 @@ import (
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/policy"
 	"github.com/mcpform/mcpform/runtime"
+	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/runtime/taint"
 )
 
@@ -249,8 +250,8 @@ type env struct {
 	store *taint.Store
 }
 
-func startConn(ctx context.Context, e *env, sess string, name, era string, actions []hostile.Action) (*conn, *runtime.AuditLog, error) {
-	audit, err := runtime.OpenAudit(filepath.Join(e.dir, name+"-audit.jsonl"))
+func startConn(ctx context.Context, e *env, sess string, name, era string, actions []hostile.Action) (*conn, *audit.Log, error) {
+	audit, err := audit.Open(filepath.Join(e.dir, name+"-audit.jsonl"))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpform/mcpform/internal/hostile"
 	pm "github.com/mcpform/mcpform/internal/proxymodel"
 	"github.com/mcpform/mcpform/runtime"
+	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/runtime/taint"
 )
 
@@ -600,7 +601,7 @@ func (h *harness) run(sessionID string, s *Session) (err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	conns := map[string]*conn{}
-	audits := map[string]*runtime.AuditLog{}
+	audits := map[string]*audit.Log{}
 	servers := map[string]string{"alpha": s.Alpha, "beta": s.Beta}
 	for _, name := range []string{"alpha", "beta"} {
 		if servers[name] == "" {
@@ -629,7 +630,7 @@ func (h *harness) run(sessionID string, s *Session) (err error) {
 				err = ferr
 				return
 			}
-			_, verr := runtime.VerifyAudit(f)
+			_, verr := audit.Verify(f)
 			f.Close()
 			if verr != nil {
 				err = fmt.Errorf("%s's audit log does not verify: %w", n, verr)

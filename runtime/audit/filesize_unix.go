@@ -1,6 +1,6 @@
 //go:build unix && !(linux && (amd64 || arm64))
 
-package runtime
+package audit
 
 import (
 	"os"

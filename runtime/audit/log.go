@@ -1,4 +1,4 @@
-package runtime
+package audit
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/jsonscan"
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/internal/strictjson"
 	"github.com/mcpform/mcpform/lock"
@@ -36,9 +37,9 @@ import (
 // to one file: each append happens under an exclusive flock on the file,
 // with O_APPEND, after reading the current last line.
 
-// DefaultAuditPath returns $XDG_STATE_HOME/mcpform/audit.jsonl, or
+// DefaultPath returns $XDG_STATE_HOME/mcpform/audit.jsonl, or
 // ~/.local/state/mcpform/audit.jsonl when XDG_STATE_HOME is unset.
-func DefaultAuditPath(getenv func(string) string) (string, error) {
+func DefaultPath(getenv func(string) string) (string, error) {
 	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "mcpform", "audit.jsonl"), nil
 	}
@@ -53,10 +54,10 @@ func DefaultAuditPath(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".local", "state", "mcpform", "audit.jsonl"), nil
 }
 
-// AuditLog appends hash-chained records to one file.
-type AuditLog struct {
+// Log appends hash-chained records to one file.
+type Log struct {
 	mu      sync.Mutex
-	batch   *auditBatch // records waiting for the writing goroutine
+	batch   *recordBatch // records waiting for the writing goroutine
 	writing bool
 	idle    *sync.Cond // signalled when writing ends
 	closed  bool
@@ -76,9 +77,9 @@ type AuditLog struct {
 	pid  int
 }
 
-// OpenAudit opens (creating it and its directory, private to the user) the
+// Open opens (creating it and its directory, private to the user) the
 // audit log at path for appending.
-func OpenAudit(path string) (*AuditLog, error) {
+func Open(path string) (*Log, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
@@ -86,20 +87,20 @@ func OpenAudit(path string) (*AuditLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	a := &AuditLog{f: f, path: path, size: -1, pid: os.Getpid()}
+	a := &Log{f: f, path: path, size: -1, pid: os.Getpid()}
 	a.idle = sync.NewCond(&a.mu)
 	return a, nil
 }
 
 // Path returns the file's path.
-func (a *AuditLog) Path() string { return a.path }
+func (a *Log) Path() string { return a.path }
 
-// errAuditClosed is a record written after Close.
-var errAuditClosed = errors.New("audit log: already closed")
+// errClosed is a record written after Close.
+var errClosed = errors.New("audit log: already closed")
 
 // Close writes what is held back, waits for a write under way, and closes
 // the file; later writes fail.
-func (a *AuditLog) Close() error {
+func (a *Log) Close() error {
 	err := a.Flush()
 	a.mu.Lock()
 	for a.writing {
@@ -144,13 +145,13 @@ type ArgDigest struct {
 // ArgDigests returns the digest of each argument value of the JSON object
 // args ("sha256:…" of its RFC 8785 form), sorted by name, for Record.Args.
 func ArgDigests(args json.RawMessage) []ArgDigest {
-	sc, ok := scanObject(args)
+	sc, ok := jsonscan.ScanObject(args)
 	if !ok {
 		return nil
 	}
 	var out []ArgDigest
 	for m, ok := sc.Next(); ok; m, ok = sc.Next() {
-		name, _ := stringValue(m.Key)
+		name, _ := jsonscan.String(m.Key)
 		d, err := lock.DigestStrict(m.Value) // the request passed the strict check
 		if err != nil {
 			d = "invalid"
@@ -170,13 +171,13 @@ func ArgDigests(args json.RawMessage) []ArgDigest {
 // that arrive meanwhile are chained and written together by it next, in one
 // lock, one check of the file's end and one write, and their writers wait
 // for that. Alone a record costs nothing extra; 64 at once cost one append.
-func (a *AuditLog) Write(rec *Record) error {
+func (a *Log) Write(rec *Record) error {
 	a.mu.Lock()
 	return a.writeLocked(rec)
 }
 
 // writeLocked is Write with a.mu held; it unlocks a.mu.
-func (a *AuditLog) writeLocked(rec *Record) error {
+func (a *Log) writeLocked(rec *Record) error {
 	if a.failed != nil {
 		err := a.failed
 		a.mu.Unlock()
@@ -186,7 +187,7 @@ func (a *AuditLog) writeLocked(rec *Record) error {
 		lost := rec != nil || a.batch != nil // queued after Close's flush
 		a.mu.Unlock()
 		if lost {
-			return errAuditClosed
+			return errClosed
 		}
 		return nil
 	}
@@ -195,7 +196,7 @@ func (a *AuditLog) writeLocked(rec *Record) error {
 		return nil // nothing to flush
 	}
 	if a.batch == nil {
-		a.batch = &auditBatch{done: make(chan struct{})}
+		a.batch = &recordBatch{done: make(chan struct{})}
 	}
 	mine := a.batch
 	if rec != nil {
@@ -233,17 +234,17 @@ func (a *AuditLog) writeLocked(rec *Record) error {
 // one each, and each still precedes its effect: a request what it sends to
 // the server, an outcome the answer the client gets. A record nothing
 // commits is appended within laterDelay.
-func (a *AuditLog) Queue(rec *Record) error {
+func (a *Log) Queue(rec *Record) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.failed != nil {
 		return a.failed
 	}
 	if a.closed {
-		return errAuditClosed
+		return errClosed
 	}
 	if a.batch == nil {
-		a.batch = &auditBatch{done: make(chan struct{})}
+		a.batch = &recordBatch{done: make(chan struct{})}
 	}
 	a.batch.recs = append(a.batch.recs, rec)
 	if a.timer == nil {
@@ -261,7 +262,7 @@ func (a *AuditLog) Queue(rec *Record) error {
 // waits for a write under way; with nothing waiting it does nothing. (Only
 // Queue leaves a batch behind when no write is under way: Write writes its
 // own.)
-func (a *AuditLog) Commit() error {
+func (a *Log) Commit() error {
 	a.mu.Lock()
 	if a.failed == nil && !a.writing && a.batch == nil {
 		a.mu.Unlock()
@@ -274,7 +275,7 @@ func (a *AuditLog) Commit() error {
 const laterDelay = 20 * time.Millisecond
 
 // FlushBacklog writes the queued records when at least n wait.
-func (a *AuditLog) FlushBacklog(n int) error {
+func (a *Log) FlushBacklog(n int) error {
 	a.mu.Lock()
 	if a.batch == nil || len(a.batch.recs) < n {
 		a.mu.Unlock()
@@ -284,9 +285,9 @@ func (a *AuditLog) FlushBacklog(n int) error {
 }
 
 // Flush writes every queued record.
-func (a *AuditLog) Flush() error { return a.Write(nil) }
+func (a *Log) Flush() error { return a.Write(nil) }
 
-type auditBatch struct {
+type recordBatch struct {
 	recs []*Record
 	done chan struct{}
 	err  error
@@ -294,7 +295,7 @@ type auditBatch struct {
 
 // writeBatch appends recs, chained, under the file lock. Only the writing
 // goroutine calls it.
-func (a *AuditLog) writeBatch(recs []*Record) error {
+func (a *Log) writeBatch(recs []*Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -393,7 +394,7 @@ func lineDigest(line []byte) string {
 // tail reads the file's last line and returns its hash (the digest of the
 // whole line when it has none: it is broken, and verify says so), and
 // whether the file ends without a newline.
-func (a *AuditLog) tail(size int64) (string, bool, error) {
+func (a *Log) tail(size int64) (string, bool, error) {
 	if size == 0 {
 		return "", false, nil
 	}
@@ -450,10 +451,10 @@ func (e *ChainError) Error() string {
 	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
 }
 
-// VerifyAudit reads an audit log and checks every record: strict JSON, its
+// Verify reads an audit log and checks every record: strict JSON, its
 // own hash, and prev equal to the hash of the record before. It returns the
 // number of records, and a *ChainError for the first broken one.
-func VerifyAudit(r io.Reader) (int, error) {
+func Verify(r io.Reader) (int, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	// prev is the hash of the record before; prevLine the digest of its
 	// whole line, which is what logs written before mcpform chained on
@@ -508,4 +509,19 @@ func checkRecord(line []byte, prev, prevLine string) string {
 		return `"prev" is not the hash of the record before: a record was removed, inserted, reordered or rewritten`
 	}
 	return ""
+}
+
+// ReplaceFileForTesting makes the log append to f from now on, once a write
+// under way has ended, and returns the file it appended to. It is for the
+// tests of the packages that use the log, to make its appends fail in the
+// middle of a run (f = /dev/full).
+func (a *Log) ReplaceFileForTesting(f *os.File) *os.File {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for a.writing {
+		a.idle.Wait()
+	}
+	old := a.f
+	a.f = f
+	return old
 }

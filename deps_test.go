@@ -64,6 +64,7 @@ var allowedImports = map[string]allowed{
 	"internal/jsonscan":       {tests: []string{"internal/strictjson"}},
 	"internal/strictjson":     {imports: []string{"internal/jsonscan"}},
 	"internal/textdiff":       {},
+	"internal/lockedfile":     {},
 	"internal/mutation":       {},
 	"internal/fakemcp":        {},
 	"internal/hostile":        {},

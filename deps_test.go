@@ -37,7 +37,7 @@ var allowedImports = map[string]allowed{
 
 	"policy":      {},
 	"lang":        {imports: []string{"internal/escape", "policy"}},
-	"lock":        {imports: []string{"internal/jsonscan", "internal/strictjson", "policy"}},
+	"lock":        {imports: []string{"internal/jsonscan", "internal/lockedfile", "internal/strictjson", "policy"}},
 	"mcp":         {imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "internal/strictjson"}, tests: []string{"internal/fakemcp", "internal/npmtest"}},
 	"surface":     {imports: []string{"lock", "mcp"}},
 	"plan":        {imports: []string{"internal/strictjson", "lang", "lock", "mcp", "policy", "surface"}, tests: []string{"internal/fakemcp"}},

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpform/mcpform/internal/lockedfile"
 )
 
 // tempsIn lists the names in dir that are temporary files of dir/mcp.lock.
@@ -22,7 +24,7 @@ func tempsIn(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		if isTempName(filepath.Join(dir, "mcp.lock"), e.Name()) {
+		if lockedfile.IsTemp(filepath.Join(dir, "mcp.lock"), e.Name()) {
 			names = append(names, e.Name())
 		}
 	}
@@ -158,7 +160,7 @@ func TestKilledWriterTempRemovedByNextWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd.Wait()
-		if filepath.Dir(tmp) != dir || !isTempName(path, filepath.Base(tmp)) {
+		if filepath.Dir(tmp) != dir || !lockedfile.IsTemp(path, filepath.Base(tmp)) {
 			t.Fatalf("the child reported temporary file %q", tmp)
 		}
 		if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {

@@ -9,10 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
-
 	"time"
 
+	"github.com/mcpform/mcpform/internal/lockedfile"
 	"github.com/mcpform/mcpform/policy"
 )
 
@@ -240,18 +239,23 @@ func UpdateWait(path string, wait time.Duration, fn func(current []byte) (*File,
 // update is UpdateWait with a test hook: beforeRename, when not nil, is
 // called with the temporary file's name once it is written, synced and
 // closed, just before the rename, so a test can kill the writer there.
+//
+// The directory's lock (lockedfile.OpenDir: the directory itself on Unix,
+// so no lock file is left behind; on Windows a small file beside mcp.lock,
+// whose name is not a temporary file's) is held from before the read until
+// the new lock is in place. The kernel drops it when a writer dies, so a
+// temporary file seen under it is stale and removed first.
 func update(path string, fn func(current []byte) (*File, error), wait time.Duration, beforeRename func(tmp string)) error {
 	dir := filepath.Dir(path)
-	d, err := os.Open(dir)
+	d, err := lockedfile.OpenDir(dir, ".mcp.lock.flock")
 	if err != nil {
 		return fmt.Errorf("opening the lock's directory: %w", err)
 	}
 	defer d.Close()
-	unlock, err := waitLockDir(d, wait)
-	if err != nil {
+	if err := waitLock(d, wait); err != nil {
 		return fmt.Errorf("locking %s: %w", dir, err)
 	}
-	defer unlock()
+	defer lockedfile.Unlock(d)
 
 	current, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -265,108 +269,33 @@ func update(path string, fn func(current []byte) (*File, error), wait time.Durat
 	if err != nil {
 		return err
 	}
-	return writeAtomic(d, path, data, beforeRename)
+	lockedfile.RemoveTemps(path)
+	return lockedfile.WriteFile(path, data, 0o644, beforeRename)
 }
 
-// waitLockDir takes d's lock, waiting at most wait (negative: without a
+// waitLock takes d's lock, waiting at most wait (negative: without a
 // bound). The lock is held only while a writer reads, writes and renames,
 // so polling every few milliseconds costs nothing and finds it free soon
 // after it is.
-func waitLockDir(d *os.File, wait time.Duration) (unlock func(), err error) {
+func waitLock(d *os.File, wait time.Duration) error {
 	if wait < 0 {
-		return lockDir(d)
+		return lockedfile.Lock(d)
 	}
 	deadline := time.Now().Add(wait)
 	pause := 5 * time.Millisecond
 	for {
-		unlock, held, err := tryLockDir(d)
-		if err != nil || !held {
-			return unlock, err
+		ok, err := lockedfile.TryLock(d)
+		if err != nil || ok {
+			return err
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			if wait == 0 {
-				return nil, ErrLocked
+				return ErrLocked
 			}
-			return nil, fmt.Errorf("%w (waited %s)", ErrLocked, wait)
+			return fmt.Errorf("%w (waited %s)", ErrLocked, wait)
 		}
 		time.Sleep(min(pause, left))
 		pause = min(2*pause, 100*time.Millisecond)
-	}
-}
-
-func writeAtomic(dir *os.File, path string, data []byte, beforeRename func(tmp string)) (err error) {
-	removeStaleTemps(path)
-	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*")
-	if err != nil {
-		return fmt.Errorf("creating a temporary lock file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", tmp.Name(), err)
-	}
-	if beforeRename != nil {
-		beforeRename(tmp.Name())
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replacing %s: %w", path, err)
-	}
-	if err = syncDir(dir); err != nil {
-		return fmt.Errorf("syncing the lock's directory: %w", err)
-	}
-	return nil
-}
-
-// tempPrefix is how the names of path's temporary files begin; os.CreateTemp
-// ends each with a random decimal number.
-func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
-
-// isTempName reports whether name is one of path's temporary files: the
-// prefix and then only decimal digits, as os.CreateTemp makes them.
-func isTempName(path, name string) bool {
-	suffix, ok := strings.CutPrefix(name, tempPrefix(path))
-	if !ok || suffix == "" {
-		return false
-	}
-	for i := 0; i < len(suffix); i++ {
-		if suffix[i] < '0' || suffix[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// removeStaleTemps removes the temporary files of path that a writer killed
-// mid-write left in path's directory. It must be called holding the
-// directory's lock: every writer holds that lock from before it creates its
-// temporary file until the file is renamed or removed, so any such file
-// found under the lock belongs to no live writer. Only regular files whose
-// names match isTempName are touched. Removal is best effort: a stale file
-// that cannot be removed is never read as the lock, and the write that
-// follows goes ahead (and fails on its own if the directory is not writable).
-func removeStaleTemps(path string) {
-	dir := filepath.Dir(path)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if e.Type().IsRegular() && isTempName(path, e.Name()) {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
 	}
 }

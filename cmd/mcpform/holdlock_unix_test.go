@@ -13,10 +13,10 @@ import (
 func init() { testCommands["holdlock"] = holdLock }
 
 // holdLock is the test command `holdlock`: it takes the advisory lock on
-// the current directory that a writing apply holds (lock/flock_unix.go),
-// creates the file "held", and keeps the lock until a file "release"
-// appears, then for one second more, so that an apply started then has to
-// wait for it.
+// the current directory that a writing apply holds (lock.Update takes it
+// through internal/lockedfile), creates the file "held", and keeps the lock
+// until a file "release" appears, then for one second more, so that an
+// apply started then has to wait for it.
 func holdLock() {
 	d, err := os.Open(".")
 	if err != nil {

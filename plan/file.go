@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 
+	"github.com/mcpform/mcpform/internal/lockedfile"
 	"github.com/mcpform/mcpform/internal/strictjson"
 	"github.com/mcpform/mcpform/lock"
 )
@@ -76,26 +76,18 @@ func dropGoneLabels(name string, e *lock.Entry) []string {
 	return notes
 }
 
-// Save writes p to path, for `apply FILE`. The file holds the planned lock,
-// so applying it needs no second probe.
+// Save writes p to path, for `apply FILE`, atomically (mode 0600): a
+// crash or a reader never sees half a plan. The file holds the planned
+// lock, so applying it needs no second probe.
 func Save(path string, p *Plan) error {
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding the plan: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := lockedfile.WriteFile(path, append(data, '\n'), 0o600, nil); err != nil {
 		return fmt.Errorf("saving the plan: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the plan: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving the plan: %w", err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // ReadFile reads a plan saved by Save. It checks the format version and

@@ -49,7 +49,7 @@ var allowedImports = map[string]allowed{
 		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/egress", "runtime/sandbox", "runtime/taint", "surface"},
 		tests:   []string{"internal/benchclient", "internal/npmtest", "internal/strictjson"},
 	},
-	"runtime/taint":   {imports: []string{"internal/escape", "lock", "policy"}},
+	"runtime/taint":   {imports: []string{"internal/escape", "internal/lockedfile", "lock", "policy"}},
 	"runtime/audit":   {imports: []string{"internal/jsonscan", "internal/mutation", "internal/strictjson", "lock", "mcp"}},
 	"runtime/sandbox": {imports: []string{"internal/mutation", "policy"}, tests: []string{"internal/npmtest", "runtime/egress"}},
 	"runtime/egress":  {imports: []string{"internal/mutation", "policy"}},

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcpform/mcpform/internal/lockedfile"
 )
 
 // DefaultDir returns $XDG_STATE_HOME/mcpform/taint, or
@@ -197,48 +199,33 @@ func (s *Store) update(session string, fn func(*State) error) error {
 	return s.write(p, st)
 }
 
+// lock takes the store's exclusive lock, waiting for other run processes
+// of any session: a lock file in the directory, so every run locks the
+// same file.
 func (s *Store) lock() (func(), error) {
 	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("taint state: %w", err)
 	}
-	if err := lockFile(f); err != nil {
+	if err := lockedfile.Lock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("taint state: locking: %w", err)
 	}
-	// Closing the descriptor releases the flock.
-	return func() { f.Close() }, nil
+	return func() {
+		lockedfile.Unlock(f)
+		f.Close()
+	}, nil
 }
 
-// write replaces p by rename, so a reader without the lock sees the old
+// write replaces p atomically, so a reader without the lock sees the old
 // file or the new one, never half of one.
 func (s *Store) write(p string, st *State) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return fmt.Errorf("taint state: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, ".tmp-*")
-	if err != nil {
+	if err := lockedfile.WriteFile(p, append(data, '\n'), 0o600, nil); err != nil {
 		return fmt.Errorf("taint state: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("taint state: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("taint state: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("taint state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		return fmt.Errorf("taint state: %w", err)
-	}
-	if d, err := os.Open(s.dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -46,11 +46,15 @@ var allowedImports = map[string]allowed{
 	"onboard":     {imports: []string{"internal/escape", "internal/textdiff", "lang"}},
 
 	"runtime": {
-		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/egress", "runtime/sandbox", "runtime/taint", "surface"},
+		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/egress", "runtime/enforce", "runtime/sandbox", "runtime/taint", "surface"},
 		tests:   []string{"internal/benchclient", "internal/npmtest", "internal/strictjson"},
 	},
-	"runtime/taint":   {imports: []string{"internal/escape", "internal/lockedfile", "lock", "policy"}},
-	"runtime/audit":   {imports: []string{"internal/jsonscan", "internal/mutation", "internal/strictjson", "lock", "mcp"}},
+	"runtime/taint": {imports: []string{"internal/escape", "internal/lockedfile", "lock", "policy"}},
+	"runtime/audit": {imports: []string{"internal/jsonscan", "internal/mutation", "internal/strictjson", "lock", "mcp"}},
+	"runtime/enforce": {
+		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp"},
+		tests:   []string{"internal/strictjson"},
+	},
 	"runtime/sandbox": {imports: []string{"internal/mutation", "policy"}, tests: []string{"internal/npmtest", "runtime/egress"}},
 	"runtime/egress":  {imports: []string{"internal/mutation", "policy"}},
 
@@ -90,6 +94,7 @@ var forbiddenExternal = map[string][]string{
 	"runtime/egress":  {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"runtime/taint":   {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"runtime/audit":   {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
+	"runtime/enforce": {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"mcp":             {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"lock":            {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 }

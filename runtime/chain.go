@@ -3,9 +3,10 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"time"
 
-	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/enforce"
 )
 
 // Request is one client request as the handler chain sees it. The proxy
@@ -14,11 +15,11 @@ import (
 type Request struct {
 	// ID is the client's id. It never goes upstream: the upstream handler
 	// sends the request under an id of the proxy's own.
-	ID     mcp.ID
-	Method string
-	// Params are the params as received (strict JSON: no duplicate keys),
-	// nil when absent.
-	Params json.RawMessage
+	ID mcp.ID
+	// Call is what enforce checks: the method, the params as received
+	// (strict JSON), and the locked item the request is about with its
+	// arguments (the audit log records only their digests).
+	enforce.Call
 	// Session names the client session this run belongs to (SessionID):
 	// every run process the same client started shares it.
 	Session string
@@ -28,20 +29,21 @@ type Request struct {
 	// response is shaped for that era.
 	Modern bool
 
-	// Kind and Item name the locked item the request is about, for
-	// tools/call and prompts/get (the name), resources/read and
-	// resources/(un)subscribe (the URI); HasItem is false otherwise.
-	Kind    lock.Kind
-	Item    string
-	HasItem bool
-	// Arguments are the tools/call or prompts/get arguments as received
-	// (nil when absent). The audit log records only their digests.
-	Arguments json.RawMessage
+	// client is who sent the request: the taint gate asks it for
+	// approval. meta is params._meta (nil when absent).
+	client Client
+	meta   []byte
+}
 
-	// proxy is the run serving the request: the taint gate asks the
-	// client through it. meta is params._meta (nil when absent).
-	proxy *proxy
-	meta  []byte
+// Client is the client a request came from, as a link may need it while
+// the request is pending: what it declared it supports (in initialize, or
+// the latest 2026-07-28 envelope), and a request of mcpform's own to it,
+// answered or given up on after timeout or when ctx ends (the client is
+// then told to drop it). The taint gate's legacy approval is such a
+// request.
+type Client interface {
+	Declared(capability string) bool
+	Ask(ctx context.Context, method string, params []byte, timeout time.Duration) (*mcp.Message, error)
 }
 
 // Response is what a handler answers: a result or a JSON-RPC error.
@@ -71,25 +73,39 @@ type Reply func(*Response, error)
 // approval, the end of a verification) does so on a goroutine of its own.
 type Handler func(ctx context.Context, req *Request, reply Reply)
 
-// Middleware wraps a Handler with one concern.
-//
-// The proxy's chain is, from the outside in:
-//
-//  1. audit: queues the request's record, which is in the audit log before
-//     anything leaves for the server or the client, and the outcome after;
-//  2. quarantine: waits while the surface is being verified, then refuses
-//     everything with -32002 once definitional drift was found;
-//  3. Options.Middlewares, in order: the place of the taint gate, which
-//     needs to see only requests that survived quarantine and to run before
-//     anything reaches the server;
-//  4. enforce: only locked items, arguments checked against the locked
-//     input schema, unknown methods refused;
-//  5. the terminal handler: answers initialize, server/discover, ping and
-//     the lists from the lock, and sends everything else upstream.
+// Middleware wraps a Handler with one concern: a link of the chain.
 type Middleware func(Handler) Handler
 
-// chain wraps h in mws, the first outermost.
-func chain(h Handler, mws ...Middleware) Handler {
+// chain builds the run's handler. This is THE order of the links, from the
+// outside in; each has its file:
+//
+//  1. audit (chain_audit.go): queues the request's record, which is in the
+//     audit log before anything leaves for the server or the client, and
+//     the outcome after;
+//  2. quarantine (chain_quarantine.go): waits while the surface is being
+//     verified, then refuses everything with -32002 once definitional
+//     drift was found, or with the reason once the server did not start;
+//  3. enforce (chain_enforce.go, with package enforce): only locked items,
+//     arguments checked against the locked input schema, unknown methods
+//     refused;
+//  4. Options.Middlewares, in order: the place of the taint gate
+//     (taintgate.go). It comes after enforce, so it sees only calls that
+//     would be forwarded: a user is never asked to approve a call that
+//     enforce then refuses, and a refused source call taints nothing;
+//  5. the terminal handler (serve.go): answers initialize,
+//     server/discover, ping and the lists from the lock, and sends
+//     everything else upstream.
+func (p *proxy) chain(extra []Middleware) Handler {
+	links := []Middleware{
+		auditLink{log: p.audit, session: p.session, server: p.name, logf: p.logf}.wrap,
+		quarantineLink{state: &p.state, wait: p.opts.StartTimeout + time.Second}.wrap,
+		enforceLink{checker: p.checker}.wrap,
+	}
+	return wrap(p.terminal, append(links, extra...)...)
+}
+
+// wrap wraps h in mws, the first outermost.
+func wrap(h Handler, mws ...Middleware) Handler {
 	for i := len(mws) - 1; i >= 0; i-- {
 		if mws[i] != nil {
 			h = mws[i](h)

@@ -37,9 +37,9 @@ func (p *proxy) checkInputRequests(req *Request, result []byte) *Response {
 			why = "mcpform does not pass this request on"
 		case find(p.lockClientCaps(), capName) == nil:
 			why = "the lock's client capabilities do not allow " + capName
-		case p.quarantined.Load() != nil:
+		case p.state.isQuarantined():
 			why = "the server is quarantined"
-		case !p.clientDeclared(capName):
+		case !p.Declared(capName):
 			why = "the client did not declare " + capName
 		}
 		if why != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/runtime/audit"
+	"github.com/mcpform/mcpform/runtime/enforce"
 )
 
 // Options configure one `mcpform run`: one server, one client.
@@ -48,10 +49,10 @@ type Options struct {
 	// it: failing closed beats running it unconfined.
 	Prepare func(*exec.Cmd) (cleanup func(), err error)
 
-	// Middlewares run after quarantine and before enforcement (see
-	// Middleware for the whole chain): the seam for the taint gate and
-	// any other per-request policy that must see every request that could
-	// reach the server.
+	// Middlewares run after enforce and before the terminal handler (the
+	// chain's order is in chain.go): the seam for the taint gate and any
+	// other per-request policy that must see every request that will
+	// reach the server, and only those.
 	Middlewares []Middleware
 
 	// LookupEnv supplies the values of the entry's envPassthrough names
@@ -139,19 +140,16 @@ type proxy struct {
 	up   *upstream
 	proc *mcp.Process
 
-	served  *served
-	schemas schemaCache
+	served *served
+	// checker holds the enforce link's compiled schemas; serverside.go
+	// asks it what the lock allows of the server's notifications.
+	checker *enforce.Checker
 
-	// Verification: gate is non-nil (and closed when done) while the
-	// surface is being verified; quarantined holds the message once
-	// definitional drift was found. Both are read on every request.
-	gate        atomic.Pointer[chan struct{}]
-	quarantined atomic.Pointer[string]
-	// startErr is set once the server did not start: every request then
-	// gets its account. startDone is closed once the start-up check knows
-	// whether it did. ending is set before the run stops the server, whose
+	// state is what verification found (gate, quarantine, start failure);
+	// startDone is closed once the start-up check knows whether the
+	// server started. ending is set before the run stops the server, whose
 	// end is then no start failure.
-	startErr  atomic.Pointer[mcp.StartError]
+	state     serverState
 	startDone chan struct{}
 	ending    atomic.Bool
 	verifyMu  sync.Mutex
@@ -254,7 +252,8 @@ func newProxy(opts Options) (*proxy, error) {
 		p.upEnv = append(b, mcp.ClientInfo()...)
 	}
 	p.served = newServed(e)
-	p.handler = chain(p.terminal, append(append([]Middleware{p.auditRequests, p.quarantine}, opts.Middlewares...), p.enforce)...)
+	p.checker = enforce.New(e)
+	p.handler = p.chain(opts.Middlewares)
 	return p, nil
 }
 
@@ -390,7 +389,7 @@ func (p *proxy) run(ctx context.Context) error {
 		go p.watchExit(proc)
 	}
 
-	p.closeGate()
+	p.state.closeGate()
 	go p.verifyStart(ctx)
 
 	clientDone := make(chan error, 1)
@@ -420,7 +419,7 @@ func (p *proxy) run(ctx context.Context) error {
 			return af
 		}
 		<-p.startDone
-		if p.startErr.Load() != nil {
+		if p.state.startErr.Load() != nil {
 			// It did not start: the client keeps getting the reason
 			// for each request until it leaves.
 			select {
@@ -452,7 +451,7 @@ func (p *proxy) run(ctx context.Context) error {
 	}
 	_ = p.record(&audit.Record{Event: "exit", Outcome: "client closed"})
 	_ = p.audit.Flush()
-	if se := p.startErr.Load(); se != nil && result == nil {
+	if se := p.state.startErr.Load(); se != nil && result == nil {
 		result = &StartFailedError{Err: se}
 	}
 	return result
@@ -595,7 +594,7 @@ func (p *proxy) readClient() error {
 // 2026-07-28 envelope, whose version must be the one mcpform speaks), the
 // client's capabilities, and the item it is about.
 func (p *proxy) newRequest(msg *mcp.Message) (*Request, *mcp.RPCError) {
-	req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Session: p.session, Server: p.name, proxy: p}
+	req := &Request{ID: msg.ID, Call: enforce.Call{Method: msg.Method, Params: msg.Params}, Session: p.session, Server: p.name, client: p}
 	req.meta = find(msg.Params, "_meta")
 	if meta := req.meta; meta != nil {
 		if v := find(meta, mcp.MetaProtocolVersion); v != nil {

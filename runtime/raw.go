@@ -32,17 +32,10 @@ func isEnvelopeKey(m member) bool {
 	return strings.HasPrefix(s, metaKeyPrefix[1:])
 }
 
-// members, scanObject and find are jsonscan's, under the names the proxy
-// uses everywhere.
-func members(dst []member, obj []byte) []member         { return jsonscan.Members(dst, obj) }
-func scanObject(obj []byte) (jsonscan.ObjectScan, bool) { return jsonscan.ScanObject(obj) }
-func find(obj []byte, name string) []byte               { return jsonscan.Find(obj, name) }
-
-// The scanner itself is internal/jsonscan, shared with mcp and lock.
-
-func skipWS(b []byte, i int) int { return jsonscan.SkipWS(b, i) }
-
-func skipValue(b []byte, i int) int { return jsonscan.SkipValue(b, i) }
+// members and find are jsonscan's (the scanner shared with mcp and lock),
+// under the names the proxy uses everywhere.
+func members(dst []member, obj []byte) []member { return jsonscan.Members(dst, obj) }
+func find(obj []byte, name string) []byte       { return jsonscan.Find(obj, name) }
 
 // stringValue decodes a JSON string value; ok is false for anything else.
 func stringValue(raw []byte) (string, bool) { return jsonscan.String(raw) }

@@ -27,12 +27,12 @@ func (p *proxy) upstreamNotification(m *mcp.Message) {
 			p.notifyClient(m.Method, m.Params)
 		}
 	case "notifications/message":
-		if p.capability("logging", "") && p.quarantined.Load() == nil {
+		if p.checker.Capability("logging", "") && !p.state.isQuarantined() {
 			p.notifyClient(m.Method, m.Params)
 		}
 	case "notifications/resources/updated":
 		uri, ok := stringValue(find(m.Params, "uri"))
-		if ok && p.capability("resources", "subscribe") && p.resourceAllowed(uri) && p.quarantined.Load() == nil {
+		if ok && p.checker.Capability("resources", "subscribe") && p.checker.ResourceAllowed(uri) && !p.state.isQuarantined() {
 			p.notifyClient(m.Method, m.Params)
 		}
 	case "notifications/cancelled":
@@ -105,7 +105,7 @@ func (p *proxy) upstreamRequest(m *mcp.Message) {
 	case find(p.lockClientCaps(), capName) == nil:
 		deny("the lock's client capabilities do not allow " + capName)
 		return
-	case p.quarantined.Load() != nil:
+	case p.state.isQuarantined():
 		deny("the server is quarantined")
 		return
 	}

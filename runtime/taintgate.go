@@ -225,14 +225,14 @@ func (g *taintGate) gateSink(ctx context.Context, req *Request, next Handler, re
 // legacy asks with the proxy's own elicitation/create while the tools/call
 // is pending; a nil Response and error mean approved.
 func (g *taintGate) legacy(ctx context.Context, req *Request, st *taint.State) (*Response, error) {
-	p := req.proxy
-	if p == nil || !p.clientDeclared("elicitation") {
+	c := req.client
+	if c == nil || !c.Declared("elicitation") {
 		return g.deny(req, "no elicitation", "the client did not declare the elicitation capability, so mcpform cannot ask you to approve it"), nil
 	}
 	if err := g.audit(req, "approval", "asked", "elicitation/create"); err != nil {
 		return g.refuse(req, "mcpform cannot write its audit log"), nil
 	}
-	answer, err := p.askClient(ctx, "elicitation/create", g.elicitation(req, st), g.o.Timeout)
+	answer, err := c.Ask(ctx, "elicitation/create", g.elicitation(req, st), g.o.Timeout)
 	switch {
 	case ctx.Err() != nil:
 		g.audit(req, "approval", "cancelled", "the client cancelled the call")

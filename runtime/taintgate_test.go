@@ -184,3 +184,38 @@ func TestTaintResourcesSourceAndNoStore(t *testing.T) {
 		t.Errorf("a tool outside the policy was refused: %s", l)
 	}
 }
+
+// TestTaintAfterEnforce: the taint gate comes after enforce, so the user is
+// asked only about calls that would be forwarded. A sink call in a tainted
+// session whose arguments the locked schema refuses gets enforce's refusal
+// and no approval request, and a source call enforce refuses taints
+// nothing.
+func TestTaintAfterEnforce(t *testing.T) {
+	gate, store, _ := taintGateFor(t, []string{"fetch"}, []string{"send"}, time.Minute)
+	s := startSession(t, []byte(hostileTaintServer), Options{Middlewares: []Middleware{gate}})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}`)
+	s.await("1")
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fetch","arguments":{"url":7}}}`)
+	s.await("2")
+	if refusal := s.line(`"id":2,`); !strings.Contains(refusal, "do not match the locked input schema") {
+		t.Fatalf("a source call with a wrong argument type was not refused by enforce: %s", refusal)
+	}
+	if st, _ := store.Get("test-session"); st.Tainted() {
+		t.Fatal("a source call that enforce refused tainted the session")
+	}
+	store.Taint("test-session", taint.Event{Server: "other", Source: "fetch", Item: "fetch", Digest: "sha256:00"})
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"send","arguments":{"to":"a","cc":"b"}}}`)
+	s.await("3")
+	if refusal := s.line(`"id":3,`); !strings.Contains(refusal, `unknown argument \"cc\"`) {
+		t.Errorf("the sink call with an undeclared argument was not refused by enforce: %s", refusal)
+	}
+	if ask := s.line(`"method":"elicitation/create"`); ask != "" {
+		t.Errorf("the user was asked to approve a call enforce refuses: %s", ask)
+	}
+	if err := s.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if upstream, _ := os.ReadFile(s.log); strings.Contains(string(upstream), `"name":"send"`) {
+		t.Error("the refused sink call reached the server")
+	}
+}

@@ -16,117 +16,6 @@ import (
 	"github.com/mcpform/mcpform/surface"
 )
 
-// closeGate makes requests wait until the surface has been verified. It is
-// called on the upstream reading goroutine when a list_changed arrives,
-// before any later response from the server is read: no request the client
-// sends after seeing such a response can slip past the check.
-func (p *proxy) closeGate() {
-	if p.gate.Load() == nil {
-		ch := make(chan struct{})
-		p.gate.CompareAndSwap(nil, &ch)
-	}
-}
-
-func (p *proxy) openGate() {
-	if ch := p.gate.Swap(nil); ch != nil {
-		close(*ch)
-	}
-}
-
-// quarantine is the middleware that holds requests while the surface is
-// verified and refuses them all once it drifted.
-func (p *proxy) quarantine(next Handler) Handler {
-	admit := func(ctx context.Context, req *Request, reply Reply) {
-		if se := p.startErr.Load(); se != nil {
-			reply(rpcError(CodeStartFailed, startMessage(se)), nil)
-			return
-		}
-		if msg := p.quarantined.Load(); msg != nil {
-			reply(rpcError(CodeQuarantined, *msg), nil)
-			return
-		}
-		next(ctx, req, reply)
-	}
-	return func(ctx context.Context, req *Request, reply Reply) {
-		g := p.gate.Load()
-		if g == nil {
-			admit(ctx, req, reply)
-			return
-		}
-		go func() {
-			t := time.NewTimer(p.opts.StartTimeout + time.Second)
-			defer t.Stop()
-			select {
-			case <-*g:
-				admit(ctx, req, reply)
-			case <-ctx.Done():
-				reply(nil, ctx.Err())
-			case <-t.C:
-				reply(rpcError(codeTimeout, "mcpform is still verifying the server's surface: try again"), nil)
-			}
-		}()
-	}
-}
-
-// auditRequests is the outermost middleware: the request is in the audit
-// log before anything else happens to it, and its outcome before the
-// answer reaches the client.
-func (p *proxy) auditRequests(next Handler) Handler {
-	return func(ctx context.Context, req *Request, reply Reply) {
-		rec := audit.Record{Event: "request", Method: req.Method, ID: req.ID.String()}
-		if req.HasItem {
-			rec.Item = req.Item
-		}
-		rec.Args = audit.ArgDigests(req.Arguments)
-		rec.Session, rec.Server = p.session, p.name
-		// Queued, not written: whatever the request causes leaves through
-		// a writer that flushes the log first.
-		if err := p.audit.Queue(&rec); err != nil {
-			p.logf("%v", err)
-			reply(rpcError(mcp.CodeInternalError, "mcpform cannot write its audit log, so it lets nothing through"), nil)
-			return
-		}
-		next(ctx, req, func(resp *Response, err error) {
-			// Queued like the request: the client's stream commits the
-			// log before the answer leaves, so a result the client got
-			// has its outcome in the log, and one whose outcome cannot be
-			// written stops the run instead of reaching the client.
-			if out := p.outcome(req, rec.ID, rec.Item, resp, err); out != nil {
-				if mutation.Off("outcomefirst") {
-					go p.audit.Write(out) // after the answer, as it once was
-				} else if err := p.audit.Queue(out); err != nil {
-					p.logf("%v", err)
-				}
-			}
-			reply(resp, err)
-		})
-	}
-}
-
-// outcome is the "result" record of a request, nil for one answered from
-// the lock.
-func (p *proxy) outcome(req *Request, id, item string, resp *Response, err error) *audit.Record {
-	out := &audit.Record{Session: p.session, Server: p.name, Event: "result", Method: req.Method, ID: id, Item: item}
-	switch {
-	case err != nil:
-		out.Outcome = "failed"
-		if errors.Is(err, context.Canceled) {
-			out.Outcome = "cancelled"
-		}
-	case resp.Error != nil:
-		out.Outcome = fmt.Sprintf("error %d", resp.Error.Code)
-	case localMethods[req.Method]:
-		return nil
-	case resp.Refused:
-		out.Outcome = "refused"
-	case string(find(resp.Result, "isError")) == "true":
-		out.Outcome = "tool error"
-	default:
-		out.Outcome = "ok"
-	}
-	return out
-}
-
 // setQuarantine records the drift, tells stderr, and refuses every later
 // request.
 func (p *proxy) setQuarantine(why string) {
@@ -134,7 +23,7 @@ func (p *proxy) setQuarantine(why string) {
 		return
 	}
 	msg := fmt.Sprintf("mcpform quarantined server %q: %s. Run `mcpform plan` to review the change (and `mcpform apply` to accept it)", escape.String(p.name), why)
-	if p.quarantined.CompareAndSwap(nil, &msg) {
+	if p.state.quarantined.CompareAndSwap(nil, &msg) {
 		p.logf("%s", msg)
 		if err := p.record(&audit.Record{Event: "quarantine", Detail: msg}); err != nil {
 			p.logf("%v", err)
@@ -157,13 +46,13 @@ func (p *proxy) verifyStart(ctx context.Context) {
 	// before the gate opens.
 	p.verifyMu.Lock()
 	defer p.verifyMu.Unlock()
-	if p.dirty != [4]bool{} && p.live != nil && p.quarantined.Load() == nil && !p.verifying {
+	if p.dirty != [4]bool{} && p.live != nil && !p.state.isQuarantined() && !p.verifying {
 		p.verifying = true
 		go p.relistLoop()
 		return
 	}
 	if !p.verifying {
-		p.openGate()
+		p.state.openGate()
 	}
 }
 
@@ -267,7 +156,7 @@ func (p *proxy) failStart(stage string, exited bool) {
 // reportStartFailure tells stderr and the audit log, and answers every
 // request from now on with the reason.
 func (p *proxy) reportStartFailure(se *mcp.StartError) {
-	if !p.startErr.CompareAndSwap(nil, se) {
+	if !p.state.startErr.CompareAndSwap(nil, se) {
 		return
 	}
 	for _, l := range strings.Split(startMessage(se), "\n") {
@@ -276,7 +165,7 @@ func (p *proxy) reportStartFailure(se *mcp.StartError) {
 	if err := p.record(&audit.Record{Event: "start-failed", Outcome: outcomeOf(se), Detail: startDetail(se)}); err != nil {
 		p.logf("%v", err)
 	}
-	p.openGate()
+	p.state.openGate()
 }
 
 // startMessage is what each request, and stderr, get of a start failure.
@@ -332,7 +221,7 @@ func (p *proxy) serverGone() bool {
 // runs on the upstream reader and only closes the gate and starts (or
 // extends) the work.
 func (p *proxy) listChanged(kinds [4]bool) {
-	p.closeGate()
+	p.state.closeGate()
 	p.verifyMu.Lock()
 	defer p.verifyMu.Unlock()
 	for i, k := range kinds {
@@ -358,9 +247,9 @@ func (p *proxy) relistLoop() {
 			p.verifyMu.Unlock()
 			return
 		}
-		if kinds == [4]bool{} || p.quarantined.Load() != nil {
+		if kinds == [4]bool{} || p.state.isQuarantined() {
 			p.verifying = false
-			p.openGate()
+			p.state.openGate()
 			p.verifyMu.Unlock()
 			return
 		}

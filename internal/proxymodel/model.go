@@ -187,28 +187,30 @@ func (m *Model) Client(msg Msg, answer Answer) Verdict {
 	if m.State.Quarantined[s.Name] {
 		return Verdict{Class: Quarantined, Code: CodeQuarantined}
 	}
-	// The taint gate sees the item as named (before the lock is
-	// consulted): a sink call in a tainted session needs approval.
-	if m.isSink(s, msg) && m.State.Tainted {
-		if !m.State.ClientCaps["elicitation"] {
+	// The taint gate comes after enforce: only a call that would be
+	// forwarded can need approval, and a sink call in a tainted session
+	// does.
+	v := m.enforce(s, msg)
+	if v.Class != Forward || !m.isSink(s, msg) || !m.State.Tainted {
+		return v
+	}
+	if !m.State.ClientCaps["elicitation"] {
+		return Verdict{Class: ToolRefuse}
+	}
+	if m.State.Modern {
+		if !msg.Retry {
+			return Verdict{Class: Ask}
+		}
+		if msg.Answer != AnswerAccept {
 			return Verdict{Class: ToolRefuse}
 		}
-		if m.State.Modern {
-			if !msg.Retry {
-				return Verdict{Class: Ask}
-			}
-			if msg.Answer != AnswerAccept {
-				return Verdict{Class: ToolRefuse}
-			}
-			return m.enforce(s, msg)
-		}
-		after := Verdict{Class: ToolRefuse}
-		if answer == AnswerAccept {
-			after = m.enforce(s, msg)
-		}
-		return Verdict{Class: Ask, After: &after}
+		return v
 	}
-	return m.enforce(s, msg)
+	after := Verdict{Class: ToolRefuse}
+	if answer == AnswerAccept {
+		after = v
+	}
+	return Verdict{Class: Ask, After: &after}
 }
 
 func (m *Model) isSink(s *Server, msg Msg) bool {
@@ -381,11 +383,11 @@ func (m *Model) allowed(s *Server, method string) bool {
 }
 
 // Answered records that msg got v (after any approval), so a source result
-// taints the session: any answer to a source call that is not a JSON-RPC
-// error counts, a tool error included (the proxy cannot tell whether the
-// source's text is in it).
+// taints the session: any answer of the server's to a source call that is
+// not a JSON-RPC error counts, a tool error included (the proxy cannot tell
+// whether the source's text is in it); mcpform's own refusals do not.
 func (m *Model) Answered(msg Msg, v Verdict) {
-	if (v.Class == Forward || v.Class == ToolRefuse) && m.IsSource(msg) {
+	if v.Class == Forward && m.IsSource(msg) {
 		m.State.Tainted = true
 	}
 }

@@ -1,10 +1,11 @@
-package runtime
+package enforce
 
 import (
 	"bytes"
 	"fmt"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/jsonscan"
 	"github.com/mcpform/mcpform/mcp"
 )
 
@@ -34,8 +35,8 @@ func keyList(keys ...string) [][]byte {
 // are returned unescaped. It allocates only for keys with escapes, and for
 // what it returns.
 func caseTwin(obj []byte, known [][]byte) (key, twin string, found bool) {
-	var ms [16]member
-	list := members(ms[:0], obj)
+	var ms [16]jsonscan.Member
+	list := jsonscan.Members(ms[:0], obj)
 	var buf [16][]byte
 	names := buf[:0]
 	for _, m := range list {
@@ -62,14 +63,14 @@ func keyBytes(raw []byte) []byte {
 	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
 		return raw[1 : len(raw)-1]
 	}
-	s, _ := stringValue(raw)
+	s, _ := jsonscan.String(raw)
 	return []byte(s)
 }
 
 // nestedCaseTwin is caseTwin for every object nested in v, at any depth
 // (without known keys): arguments are read by the server the same way.
 func nestedCaseTwin(v []byte) (key, twin string, found bool) {
-	i := skipWS(v, 0)
+	i := jsonscan.SkipWS(v, 0)
 	if i >= len(v) {
 		return "", "", false
 	}
@@ -82,7 +83,7 @@ func nestedCaseTwin(v []byte) (key, twin string, found bool) {
 	case '[':
 		j := i + 1
 		for {
-			j = skipWS(v, j)
+			j = jsonscan.SkipWS(v, j)
 			if j >= len(v) || v[j] == ']' {
 				return "", "", false
 			}
@@ -90,7 +91,7 @@ func nestedCaseTwin(v []byte) (key, twin string, found bool) {
 				j++
 				continue
 			}
-			end := skipValue(v, j)
+			end := jsonscan.SkipValue(v, j)
 			if k, o, ok := nestedCaseTwin(v[j:end]); ok {
 				return k, o, true
 			}
@@ -105,8 +106,8 @@ func nestedCaseTwin(v []byte) (key, twin string, found bool) {
 
 // valuesCaseTwin is nestedCaseTwin for the values of the object obj.
 func valuesCaseTwin(obj []byte) (key, twin string, found bool) {
-	var ms [16]member
-	for _, m := range members(ms[:0], obj) {
+	var ms [16]jsonscan.Member
+	for _, m := range jsonscan.Members(ms[:0], obj) {
 		if k, o, ok := nestedCaseTwin(m.Value); ok {
 			return k, o, true
 		}
@@ -116,9 +117,9 @@ func valuesCaseTwin(obj []byte) (key, twin string, found bool) {
 
 // checkParamCase refuses params with a wrong-case twin of a key the proxy
 // reads, or two keys that differ only in case.
-func checkParamCase(req *Request) *Response {
-	if k, twin, ok := caseTwin(req.Params, paramKeys); ok {
-		return rpcError(mcp.CodeInvalidParams, fmt.Sprintf("params hold %q and %q, keys that differ only in case: a server that reads keys regardless of case could take one for the other, so mcpform refuses the request", escape.String(k), escape.String(twin)))
+func checkParamCase(c *Call) *Refusal {
+	if k, twin, ok := caseTwin(c.Params, paramKeys); ok {
+		return refuse(mcp.CodeInvalidParams, fmt.Sprintf("params hold %q and %q, keys that differ only in case: a server that reads keys regardless of case could take one for the other, so mcpform refuses the request", escape.String(k), escape.String(twin)))
 	}
 	return nil
 }
@@ -141,9 +142,9 @@ func argumentCase(args []byte, props [][]byte) (string, bool) {
 // top level.
 func schemaProps(tool []byte) [][]byte {
 	var props [][]byte
-	var ms [16]member
-	for _, m := range members(ms[:0], find(find(tool, "inputSchema"), "properties")) {
-		n, _ := stringValue(m.Key)
+	var ms [16]jsonscan.Member
+	for _, m := range jsonscan.Members(ms[:0], jsonscan.Find(jsonscan.Find(tool, "inputSchema"), "properties")) {
+		n, _ := jsonscan.String(m.Key)
 		props = append(props, []byte(n))
 	}
 	return props

@@ -9,16 +9,17 @@ import (
 	"github.com/mcpform/mcpform/mcp"
 )
 
-// The taint gate must talk to the client while a tools/call is pending (the
-// legacy elicitation/create round trip), which a Middleware, given only the
-// request, cannot. Each Request carries the run that serves it, and the gate
-// reaches the client through the two methods below, reusing the proxy's
-// table of requests sent to the client (srvReqs), so the client's answer is
-// routed by clientResponse like any other.
+// The proxy is each Request's Client: the taint gate reaches the client
+// through it while a tools/call is pending (the legacy elicitation/create
+// round trip), and Ask reuses the proxy's table of requests sent to the
+// client (srvReqs), so the client's answer is routed by clientResponse like
+// any other.
 
-// clientDeclared reports whether the client declared capability name (in
+var _ Client = (*proxy)(nil)
+
+// Declared reports whether the client declared capability name (in
 // initialize, or the latest 2026-07-28 envelope).
-func (p *proxy) clientDeclared(name string) bool {
+func (p *proxy) Declared(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := find(p.clientCaps, name)
@@ -28,10 +29,10 @@ func (p *proxy) clientDeclared(name string) bool {
 // errNoAnswer is a client that did not answer within the timeout.
 var errNoAnswer = errors.New("the client did not answer")
 
-// askClient sends the proxy's own request to the client and waits for its
+// Ask sends the proxy's own request to the client and waits for its
 // answer, the timeout, or ctx (the pending call's: a cancelled call stops
 // waiting, and the client is told to drop the request).
-func (p *proxy) askClient(ctx context.Context, method string, params []byte, timeout time.Duration) (*mcp.Message, error) {
+func (p *proxy) Ask(ctx context.Context, method string, params []byte, timeout time.Duration) (*mcp.Message, error) {
 	sr := &serverRequest{ch: make(chan *mcp.Message, 1)}
 	p.mu.Lock()
 	p.srvNext++

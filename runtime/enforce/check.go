@@ -1,0 +1,208 @@
+package enforce
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/jsonscan"
+	"github.com/mcpform/mcpform/internal/mutation"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+)
+
+// Call is what the checks read of one client request. runtime fills it
+// once from the strictly decoded message (runtime.Request embeds it).
+type Call struct {
+	Method string
+	// Params are the params as received (strict JSON: no duplicate keys),
+	// nil when absent.
+	Params json.RawMessage
+
+	// Kind and Item name the locked item the request is about, for
+	// tools/call and prompts/get (the name), resources/read and
+	// resources/(un)subscribe (the URI); HasItem is false otherwise.
+	Kind    lock.Kind
+	Item    string
+	HasItem bool
+	// Arguments are the tools/call or prompts/get arguments as received
+	// (nil when absent).
+	Arguments json.RawMessage
+}
+
+// Refusal is why a call does not go to the server: a JSON-RPC error, or,
+// when Tool is set, a tool error result the model sees (the MCP way to
+// report a refused tools/call).
+type Refusal struct {
+	Code    int64
+	Message string
+	Tool    bool
+}
+
+func refuse(code int64, msg string) *Refusal { return &Refusal{Code: code, Message: msg} }
+
+func toolRefusal(msg string) *Refusal { return &Refusal{Message: msg, Tool: true} }
+
+// Checker holds one lock entry and the input schemas compiled from it, each
+// on its tool's first call. It is safe for concurrent use.
+type Checker struct {
+	entry   *lock.Entry
+	schemas schemaCache
+}
+
+// New returns the checker for e, a verified lock entry.
+func New(e *lock.Entry) *Checker { return &Checker{entry: e} }
+
+// Check returns why c may not go to the server, or nil: only locked items,
+// tools/call arguments that satisfy the locked input schema (no unknown,
+// missing or wrong-case arguments), no method mcpform does not forward.
+// Methods the proxy answers from the lock itself are not Check's to see.
+func (k *Checker) Check(c *Call) *Refusal {
+	if r := checkParamCase(c); r != nil && !mutation.Off("casekeys") {
+		return r
+	}
+	switch c.Method {
+	case "tools/call":
+		return k.checkToolCall(c)
+	case "prompts/get":
+		return k.checkPrompt(c)
+	case "resources/read", "resources/unsubscribe":
+		return k.checkResource(c)
+	case "resources/subscribe":
+		if !k.Capability("resources", "subscribe") {
+			return refuse(mcp.CodeMethodNotFound, "the locked server does not support resources/subscribe")
+		}
+		return k.checkResource(c)
+	case "completion/complete":
+		return k.checkCompletion(c)
+	case "logging/setLevel":
+		if !k.Capability("logging", "") {
+			return refuse(mcp.CodeMethodNotFound, "the locked server does not support logging")
+		}
+		return nil
+	}
+	return refuse(mcp.CodeMethodNotFound, "method not found: mcpform does not forward "+escape.String(c.Method))
+}
+
+// Capability reports whether the locked capabilities hold name (and, when
+// sub is set, name.sub == true).
+func (k *Checker) Capability(name, sub string) bool {
+	c := jsonscan.Find(k.entry.Capabilities, name)
+	if c == nil || string(c) == "null" {
+		return false
+	}
+	return sub == "" || string(jsonscan.Find(c, sub)) == "true"
+}
+
+func (k *Checker) checkToolCall(c *Call) *Refusal {
+	if !c.HasItem {
+		return refuse(mcp.CodeInvalidParams, `tools/call needs params.name, a string`)
+	}
+	item, ok := k.entry.Find(lock.Tools, c.Item)
+	if !ok {
+		return refuse(mcp.CodeInvalidParams, fmt.Sprintf("unknown tool %q", escape.String(c.Item)))
+	}
+	args := c.Arguments
+	if args != nil && (len(args) == 0 || args[0] != '{') {
+		return toolRefusal("mcpform refused the call: arguments must be an object")
+	}
+	schema := k.schemas.get(c.Item, item.JSON)
+	if why, bad := argumentCase(args, schema.names); bad && !mutation.Off("casekeys") {
+		return toolRefusal(fmt.Sprintf("mcpform refused the call to %q: %s", escape.String(c.Item), why))
+	}
+	if mutation.Off("argcheck") {
+		return nil
+	}
+	if err := schema.validate(args); err != nil {
+		return toolRefusal(fmt.Sprintf("mcpform refused the call to %q: the arguments do not match the locked input schema: %v", escape.String(c.Item), err))
+	}
+	return nil
+}
+
+func (k *Checker) checkPrompt(c *Call) *Refusal {
+	if !c.HasItem {
+		return refuse(mcp.CodeInvalidParams, `prompts/get needs params.name, a string`)
+	}
+	item, ok := k.entry.Find(lock.Prompts, c.Item)
+	if !ok {
+		return refuse(mcp.CodeInvalidParams, fmt.Sprintf("unknown prompt %q", escape.String(c.Item)))
+	}
+	var decl []struct {
+		Name     string `json:"name"`
+		Required bool   `json:"required"`
+	}
+	if raw := jsonscan.Find(item.JSON, "arguments"); raw != nil {
+		_ = json.Unmarshal(raw, &decl)
+	}
+	var args map[string]json.RawMessage
+	if c.Arguments != nil {
+		if err := json.Unmarshal(c.Arguments, &args); err != nil || args == nil {
+			return refuse(mcp.CodeInvalidParams, "prompt arguments must be an object")
+		}
+	}
+	known := map[string]bool{}
+	for _, d := range decl {
+		known[d.Name] = true
+		if _, ok := args[d.Name]; d.Required && !ok {
+			return refuse(mcp.CodeInvalidParams, fmt.Sprintf("prompt %q: missing required argument %q", escape.String(c.Item), escape.String(d.Name)))
+		}
+	}
+	for name, v := range args {
+		if !known[name] {
+			return refuse(mcp.CodeInvalidParams, fmt.Sprintf("prompt %q: unknown argument %q", escape.String(c.Item), escape.String(name)))
+		}
+		if len(v) == 0 || v[0] != '"' {
+			return refuse(mcp.CodeInvalidParams, fmt.Sprintf("prompt %q: argument %q must be a string", escape.String(c.Item), escape.String(name)))
+		}
+	}
+	return nil
+}
+
+func (k *Checker) checkResource(c *Call) *Refusal {
+	if !c.HasItem {
+		return refuse(mcp.CodeInvalidParams, c.Method+` needs params.uri, a string`)
+	}
+	if !k.ResourceAllowed(c.Item) {
+		return refuse(mcp.CodeInvalidParams, fmt.Sprintf("unknown resource %q: not locked and matching no locked resource template", escape.String(c.Item)))
+	}
+	return nil
+}
+
+// ResourceAllowed reports whether uri is a locked resource or matches a
+// locked resource template.
+func (k *Checker) ResourceAllowed(uri string) bool {
+	if _, ok := k.entry.Find(lock.Resources, uri); ok {
+		return true
+	}
+	for _, t := range k.entry.ResourceTemplates {
+		if matchTemplate(t.Key, uri) {
+			return true
+		}
+	}
+	return false
+}
+
+func (k *Checker) checkCompletion(c *Call) *Refusal {
+	if !k.Capability("completions", "") {
+		return refuse(mcp.CodeMethodNotFound, "the locked server does not support completion/complete")
+	}
+	ref := jsonscan.Find(c.Params, "ref")
+	typ, _ := jsonscan.String(jsonscan.Find(ref, "type"))
+	switch typ {
+	case "ref/prompt":
+		name, ok := jsonscan.String(jsonscan.Find(ref, "name"))
+		if _, locked := k.entry.Find(lock.Prompts, name); !ok || !locked {
+			return refuse(mcp.CodeInvalidParams, fmt.Sprintf("unknown prompt %q", escape.String(name)))
+		}
+	case "ref/resource":
+		uri, ok := jsonscan.String(jsonscan.Find(ref, "uri"))
+		_, tmpl := k.entry.Find(lock.ResourceTemplates, uri)
+		_, res := k.entry.Find(lock.Resources, uri)
+		if !ok || !tmpl && !res {
+			return refuse(mcp.CodeInvalidParams, fmt.Sprintf("unknown resource template %q", escape.String(uri)))
+		}
+	default:
+		return refuse(mcp.CodeInvalidParams, "completion/complete needs params.ref of type ref/prompt or ref/resource")
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package enforce
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/jsonscan"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// schemaCache compiles each tool's locked input schema on its first call and
+// keeps it for the run.
+type schemaCache struct {
+	mu    sync.Mutex
+	tools map[string]*toolSchema
+}
+
+type toolSchema struct {
+	once   sync.Once
+	schema *jsonschema.Schema
+	err    error
+	// closed: the schema names its properties and says nothing about
+	// others, so an argument it does not name is refused (run forwards a
+	// call only with arguments the locked schema names: unknown or missing
+	// arguments are refused; docs/GUARANTEES.md, section 2) although JSON
+	// Schema alone would let it through.
+	closed bool
+	props  map[string]bool
+	// names are the properties the schema names at its top level, for
+	// argumentCase.
+	names [][]byte
+}
+
+// noLoader refuses every $ref outside the schema: a locked schema must not
+// make the proxy read files or the network.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema references %q outside itself, which mcpform does not load", escape.String(url))
+}
+
+func (c *schemaCache) get(name string, tool json.RawMessage) *toolSchema {
+	c.mu.Lock()
+	if c.tools == nil {
+		c.tools = map[string]*toolSchema{}
+	}
+	t := c.tools[name]
+	if t == nil {
+		t = &toolSchema{}
+		c.tools[name] = t
+	}
+	c.mu.Unlock()
+	t.once.Do(func() { t.compile(tool) })
+	return t
+}
+
+func (t *toolSchema) compile(tool json.RawMessage) {
+	t.names = schemaProps(tool)
+	raw := jsonscan.Find(tool, "inputSchema")
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.err = fmt.Errorf("the locked input schema is not JSON: %w", err)
+		return
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	c.DefaultDraft(jsonschema.Draft2020)
+	const url = "mcpform:///inputSchema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		t.err = fmt.Errorf("the locked input schema cannot be used: %w", err)
+		return
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		t.err = fmt.Errorf("the locked input schema cannot be compiled: %w", err)
+		return
+	}
+	t.schema = s
+	open := false
+	for _, k := range []string{"additionalProperties", "patternProperties", "unevaluatedProperties", "allOf", "anyOf", "oneOf", "$ref", "$dynamicRef", "if", "dependentSchemas"} {
+		if jsonscan.Find(raw, k) != nil {
+			open = true
+		}
+	}
+	if !open {
+		t.closed = true
+		t.props = map[string]bool{}
+		var ms [16]jsonscan.Member
+		for _, m := range jsonscan.Members(ms[:0], jsonscan.Find(raw, "properties")) {
+			name, _ := jsonscan.String(m.Key)
+			t.props[name] = true
+		}
+	}
+}
+
+// validate checks a call's arguments against the schema.
+func (t *toolSchema) validate(args json.RawMessage) error {
+	if t.err != nil {
+		return t.err
+	}
+	if args == nil {
+		args = json.RawMessage("{}")
+	}
+	if t.closed {
+		var ms [16]jsonscan.Member
+		for _, m := range jsonscan.Members(ms[:0], args) {
+			if n := keyBytes(m.Key); !t.props[string(n)] {
+				return fmt.Errorf("unknown argument %q", escape.String(string(n)))
+			}
+		}
+	}
+	if err := t.schema.Validate(instance(args)); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New(validationMessage(ve))
+		}
+		return err
+	}
+	return nil
+}
+
+// validationMessage keeps the causes of a validation error (one per line
+// after the first, which names the schema URL), at most five.
+func validationMessage(ve *jsonschema.ValidationError) string {
+	lines := strings.Split(ve.Error(), "\n")
+	var parts []string
+	for _, l := range lines[1:] {
+		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- ")); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) == 0 {
+		parts = lines[:1]
+	}
+	if len(parts) > 5 {
+		parts = append(parts[:5], fmt.Sprintf("and %d more", len(parts)-5))
+	}
+	return escape.String(strings.Join(parts, "; "))
+}
+
+// instance decodes arguments into the values the schema validator takes,
+// the ones jsonschema.UnmarshalJSON returns (maps, slices, json.Number,
+// strings, booleans, nil), without encoding/json, which cost a third of a
+// call's schema check: the arguments passed the strict JSON check on the
+// way in (FuzzInstance holds the two decoders equal).
+func instance(raw []byte) any {
+	i := jsonscan.SkipWS(raw, 0)
+	if i >= len(raw) {
+		return nil
+	}
+	raw = raw[i:jsonscan.SkipValue(raw, i)]
+	switch raw[0] {
+	case '{':
+		var ms [16]jsonscan.Member
+		list := jsonscan.Members(ms[:0], raw)
+		obj := make(map[string]any, len(list))
+		for _, m := range list {
+			k, _ := jsonscan.String(m.Key)
+			obj[k] = instance(m.Value)
+		}
+		return obj
+	case '[':
+		var es [16][]byte
+		list := jsonscan.Elements(es[:0], raw)
+		arr := make([]any, len(list))
+		for j, e := range list {
+			arr[j] = instance(e)
+		}
+		return arr
+	case '"':
+		s, _ := jsonscan.String(raw)
+		return s
+	case 't':
+		return true
+	case 'f':
+		return false
+	case 'n':
+		return nil
+	}
+	return json.Number(raw)
+}

@@ -10,23 +10,14 @@ import (
 	"github.com/mcpform/mcpform/plan"
 )
 
-// ErrStale is returned when the lock changed after the plan was made.
-var ErrStale = errors.New("the plan is stale")
+// errStale is returned when the lock changed after the plan was made.
+var errStale = errors.New("the plan is stale")
 
 // Result counts what an apply did.
 type Result struct {
 	Added, Changed, Removed int
 	// Notes repeats the plan's notes (dropped taint labels and the like).
 	Notes []string
-}
-
-// Apply writes the lock planned in p to p.LockPath, exactly as planned. It
-// refuses a plan with errors, a plan without a planned lock, and a plan made
-// against other lock bytes than the ones on disk now; the check and the
-// write happen under the lock's advisory lock, so a concurrent apply cannot
-// slip in between. On any error the lock is left byte-identical.
-func Apply(p *plan.Plan) (Result, error) {
-	return ApplyWith(p, Options{LockTimeout: -1})
 }
 
 // Options are what the command line sets of an apply.
@@ -37,7 +28,12 @@ type Options struct {
 	LockTimeout time.Duration
 }
 
-// ApplyWith is Apply with options.
+// ApplyWith writes the lock planned in p to p.LockPath, exactly as
+// planned. It refuses a plan with errors, a plan without a planned lock,
+// and a plan made against other lock bytes than the ones on disk now; the
+// check and the write happen under the lock's advisory lock, so a
+// concurrent apply cannot slip in between. On any error the lock is left
+// byte-identical.
 func ApplyWith(p *plan.Plan, o Options) (Result, error) {
 	var res Result
 	if errs := p.Errors(); len(errs) > 0 {
@@ -58,7 +54,7 @@ func ApplyWith(p *plan.Plan, o Options) (Result, error) {
 	}
 	err = lock.UpdateWait(p.LockPath, o.LockTimeout, func(current []byte) (*lock.File, error) {
 		if got := plan.LockDigest(current); got != p.LockDigest {
-			return nil, fmt.Errorf("%w: %s changed since the plan was made; run mcpform plan again", ErrStale, p.LockPath)
+			return nil, fmt.Errorf("%w: %s changed since the plan was made; run mcpform plan again", errStale, p.LockPath)
 		}
 		return next, nil
 	})

@@ -94,12 +94,12 @@ type Server struct {
 
 // Defaults for optional server arguments.
 const (
-	DefaultLockfile = "mcp.lock"
-	DefaultProtocol = "auto"
-	DefaultTimeout  = 30 * time.Second
-	// MaxTimeout bounds timeout so a typo ("300m") cannot hang a plan.
-	MaxTimeout = 10 * time.Minute
+	defaultLockfile = "mcp.lock"
+	defaultProtocol = "auto"
+	defaultTimeout  = 30 * time.Second
+	// maxTimeout bounds timeout so a typo ("300m") cannot hang a plan.
+	maxTimeout = 10 * time.Minute
 )
 
-// Protocols are the values protocol accepts.
-var Protocols = []string{"auto", "legacy", "2026-07-28"}
+// protocols are the values protocol accepts.
+var protocols = []string{"auto", "legacy", "2026-07-28"}

@@ -129,8 +129,8 @@ type JSONExprValue struct {
 	Statement string `json:"statement"`
 }
 
-// NewJSONDiagnostics builds the validate -json document.
-func NewJSONDiagnostics(diags hcl.Diagnostics, files map[string][]byte) JSONDiagnostics {
+// newJSONDiagnostics builds the validate -json document.
+func newJSONDiagnostics(diags hcl.Diagnostics, files map[string][]byte) JSONDiagnostics {
 	out := JSONDiagnostics{FormatVersion: "1.0", Diagnostics: []JSONDiagnostic{}}
 	parsed := parsedFiles(files)
 	for _, d := range diags {
@@ -156,11 +156,11 @@ func NewJSONDiagnostics(diags hcl.Diagnostics, files map[string][]byte) JSONDiag
 	return out
 }
 
-// WriteDiagnosticsJSON writes NewJSONDiagnostics as indented JSON.
+// WriteDiagnosticsJSON writes newJSONDiagnostics as indented JSON.
 func WriteDiagnosticsJSON(w io.Writer, diags hcl.Diagnostics, files map[string][]byte) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(NewJSONDiagnostics(diags, files))
+	return enc.Encode(newJSONDiagnostics(diags, files))
 }
 
 func snippet(f *hcl.File, d *hcl.Diagnostic) *JSONSnippet {

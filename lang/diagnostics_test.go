@@ -90,7 +90,7 @@ func TestJSONSnippetCRLFAndBOM(t *testing.T) {
 			Start:    hcl.Pos{Line: line, Byte: at},
 			End:      hcl.Pos{Line: line, Byte: at + len(word)},
 		}}
-		out := NewJSONDiagnostics(hcl.Diagnostics{d}, map[string][]byte{"mcp.hcl": src})
+		out := newJSONDiagnostics(hcl.Diagnostics{d}, map[string][]byte{"mcp.hcl": src})
 		sn := out.Diagnostics[0].Snippet
 		if sn == nil {
 			t.Fatalf("line %d: no snippet", line)

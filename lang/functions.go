@@ -87,16 +87,6 @@ var functions = map[string]function.Function{
 	"zipmap":          stdlib.ZipmapFunc,
 }
 
-// FunctionNames lists the functions available in mcp.hcl, sorted.
-func FunctionNames() []string {
-	names := make([]string, 0, len(functions))
-	for n := range functions {
-		names = append(names, n)
-	}
-	sortStrings(names)
-	return names
-}
-
 func stringPredicate(f func(s, sub string) bool) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{{Name: "str", Type: cty.String}, {Name: "substr", Type: cty.String}},

@@ -65,7 +65,7 @@ func checkServers(t *testing.T, servers []*Server) {
 		if len(s.Command) == 0 || s.Command[0] == "" {
 			t.Errorf("%s: empty command", s.Name)
 		}
-		if !contains(Protocols, s.Protocol) || s.Timeout <= 0 || s.Timeout > MaxTimeout {
+		if !contains(protocols, s.Protocol) || s.Timeout <= 0 || s.Timeout > maxTimeout {
 			t.Errorf("%s: protocol %q timeout %v", s.Name, s.Protocol, s.Timeout)
 		}
 		for _, e := range s.Env {

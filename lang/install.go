@@ -60,7 +60,7 @@ func InstallModules(ctx context.Context, dir string, opts InstallOptions) ([]Man
 		return nil, l.files, append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "No configuration files",
-			Detail:   fmt.Sprintf("mcpform reads %s and *%s files in %s, and found none.", ConfigFile, ConfigSuffix, displayDir(dir)),
+			Detail:   fmt.Sprintf("mcpform reads %s and *%s files in %s, and found none.", ConfigFile, configSuffix, displayDir(dir)),
 		})
 	}
 	diags = append(diags, inst.walk(root)...)
@@ -100,7 +100,7 @@ func (in *installer) walk(m *module) hcl.Diagnostics {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Modules nested too deeply", Detail: fmt.Sprintf("Module %s is nested more than %d deep; a module probably includes itself.", strings.Join(modPath, "."), maxModuleDepth), Subject: a.Expr.Range().Ptr()})
 			continue
 		}
-		source, err := ParseSource(src)
+		source, err := parseSource(src)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid module source", Detail: fmt.Sprintf("%q: %v", src, err), Subject: a.Expr.Range().Ptr()})
 			continue

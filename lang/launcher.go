@@ -100,7 +100,7 @@ func LauncherOf(argv []string, head func(prog string) []byte) (Launcher, bool) {
 	if head == nil {
 		return Launcher{}, false
 	}
-	if interp, ok := EnvShebang(head(argv[0])); ok {
+	if interp, ok := envShebang(head(argv[0])); ok {
 		return Launcher{
 			Name:  "a #!/usr/bin/env " + interp + " script",
 			Needs: []string{"PATH"},
@@ -121,10 +121,10 @@ func firstArg(args []string) string {
 	return ""
 }
 
-// EnvShebang returns the interpreter a "#!/usr/bin/env NAME" first line
+// envShebang returns the interpreter a "#!/usr/bin/env NAME" first line
 // names (env -S and env's other flags skipped); ok is false for any other
 // start, including "#!/usr/bin/python3", which needs no PATH.
-func EnvShebang(head []byte) (string, bool) {
+func envShebang(head []byte) (string, bool) {
 	line, ok := bytes.CutPrefix(head, []byte("#!"))
 	if !ok {
 		return "", false

@@ -27,9 +27,9 @@ func TestEnvShebang(t *testing.T) {
 		{"\x7fELF\x02\x01", "", false},
 		{"", "", false},
 	} {
-		got, ok := EnvShebang([]byte(c.head))
+		got, ok := envShebang([]byte(c.head))
 		if got != c.want || ok != c.ok {
-			t.Errorf("EnvShebang(%q) = %q, %v; want %q, %v", c.head, got, ok, c.want, c.ok)
+			t.Errorf("envShebang(%q) = %q, %v; want %q, %v", c.head, got, ok, c.want, c.ok)
 		}
 	}
 }

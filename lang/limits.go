@@ -89,7 +89,7 @@ func checkSource(src []byte, filename string, s syntax) hcl.Diagnostics {
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "File too large",
-			Detail:   fmt.Sprintf("%s is more than %d bytes (1 MiB), the most mcpform reads from one file. Split it: a configuration directory may hold any number of *%s files, and modules hold the rest.", filename, MaxFileBytes, ConfigSuffix),
+			Detail:   fmt.Sprintf("%s is more than %d bytes (1 MiB), the most mcpform reads from one file. Split it: a configuration directory may hold any number of *%s files, and modules hold the rest.", filename, MaxFileBytes, configSuffix),
 			Subject:  &hcl.Range{Filename: filename, Start: hcl.InitialPos, End: hcl.InitialPos},
 		}}
 	}

@@ -20,12 +20,12 @@ import (
 // Other files, and subdirectories, are not read.
 const (
 	ConfigFile   = "mcp.hcl"
-	ConfigSuffix = ".mcp.hcl"
+	configSuffix = ".mcp.hcl"
 )
 
-// IsConfigFile reports whether a file name follows the convention.
-func IsConfigFile(name string) bool {
-	return name == ConfigFile || (strings.HasSuffix(name, ConfigSuffix) && len(name) > len(ConfigSuffix) && !strings.HasPrefix(name, "."))
+// isConfigFile reports whether a file name follows the convention.
+func isConfigFile(name string) bool {
+	return name == ConfigFile || (strings.HasSuffix(name, configSuffix) && len(name) > len(configSuffix) && !strings.HasPrefix(name, "."))
 }
 
 // fileSystem is what Load reads. osFS is the real one; tests and the fuzz
@@ -52,7 +52,7 @@ func Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 func load(fsys fileSystem, dir string, opts Options) (*Config, hcl.Diagnostics) {
 	dir = filepath.Clean(dir)
 	l := &loader{fs: fsys, root: dir, opts: opts, files: map[string][]byte{}}
-	cfg := &Config{Dir: dir, Lockfile: filepath.Join(dir, DefaultLockfile), Files: l.files}
+	cfg := &Config{Dir: dir, Lockfile: filepath.Join(dir, defaultLockfile), Files: l.files}
 
 	root, diags := l.parseModule(dir, nil)
 	if root == nil {
@@ -62,7 +62,7 @@ func load(fsys fileSystem, dir string, opts Options) (*Config, hcl.Diagnostics) 
 		return cfg, append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "No configuration files",
-			Detail:   fmt.Sprintf("mcpform reads %s and *%s files in %s, and found none. Create %s there (mcp.hcl.example in the mcpform repository documents every block), or use -chdir to point at the directory that has one.", ConfigFile, ConfigSuffix, displayDir(dir), ConfigFile),
+			Detail:   fmt.Sprintf("mcpform reads %s and *%s files in %s, and found none. Create %s there (mcp.hcl.example in the mcpform repository documents every block), or use -chdir to point at the directory that has one.", ConfigFile, configSuffix, displayDir(dir), ConfigFile),
 		})
 	}
 	// A configuration written for another mcpform is best reported alone:
@@ -152,7 +152,7 @@ func (l *loader) parseModule(dir string, modPath []string) (*module, hcl.Diagnos
 	}
 	var names []string
 	for _, e := range entries {
-		if !e.IsDir() && IsConfigFile(e.Name()) {
+		if !e.IsDir() && isConfigFile(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}

@@ -277,8 +277,8 @@ server "s" {
 		t.Errorf("command (-want +got):\n%s", diff)
 	}
 	for _, k := range looked {
-		if !strings.HasPrefix(k, EnvVarPrefix) {
-			t.Errorf("Load read environment variable %q; it may read only %s<name>", k, EnvVarPrefix)
+		if !strings.HasPrefix(k, envVarPrefix) {
+			t.Errorf("Load read environment variable %q; it may read only %s<name>", k, envVarPrefix)
 		}
 	}
 
@@ -426,8 +426,8 @@ func TestIsConfigFile(t *testing.T) {
 		"mcp.hcl": true, "github.mcp.hcl": true, ".mcp.hcl": false, ".hidden.mcp.hcl": false,
 		"mcp.hcl.example": false, "vars.hcl": false, "mcp.lock": false,
 	} {
-		if got := IsConfigFile(name); got != want {
-			t.Errorf("IsConfigFile(%q) = %v, want %v", name, got, want)
+		if got := isConfigFile(name); got != want {
+			t.Errorf("isConfigFile(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
@@ -443,13 +443,13 @@ func TestParseSource(t *testing.T) {
 		"git::ssh://git@github.com/acme/mods.git//x/?ref=v2":       {URL: "ssh://git@github.com/acme/mods.git", Subdir: "x", Ref: "v2"},
 	}
 	for src, want := range good {
-		got, err := ParseSource(src)
+		got, err := parseSource(src)
 		if err != nil {
-			t.Errorf("ParseSource(%q): %v", src, err)
+			t.Errorf("parseSource(%q): %v", src, err)
 			continue
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("ParseSource(%q) (-want +got):\n%s", src, diff)
+			t.Errorf("parseSource(%q) (-want +got):\n%s", src, diff)
 		}
 	}
 	for _, src := range []string{
@@ -459,8 +459,8 @@ func TestParseSource(t *testing.T) {
 		"git::-upload-pack=x?ref=v1", "git::https://h/r.git//../x?ref=v1", "git::https://h/r.git//?ref=v1",
 		"git::https://h/r.git?ref=--upload-pack=x", "git::https://?ref=v1",
 	} {
-		if got, err := ParseSource(src); err == nil {
-			t.Errorf("ParseSource(%q) = %+v, want an error", src, got)
+		if got, err := parseSource(src); err == nil {
+			t.Errorf("parseSource(%q) = %+v, want an error", src, got)
 		}
 	}
 }

@@ -34,10 +34,10 @@ type Source struct {
 // IsGit reports whether s is a git source.
 func (s Source) IsGit() bool { return s.URL != "" }
 
-// ParseSource parses a module source: a local path starting with ./ or
+// parseSource parses a module source: a local path starting with ./ or
 // ../, or git::URL[//subdir]?ref=REF where URL is https://, ssh://,
 // file:// or user@host:path.
-func ParseSource(src string) (Source, error) {
+func parseSource(src string) (Source, error) {
 	switch {
 	case strings.HasPrefix(src, "./") || strings.HasPrefix(src, "../") || src == "." || src == "..":
 		return Source{Local: src}, nil
@@ -210,7 +210,7 @@ func (l *loader) evalCall(s *scope, b *hcl.Block) hcl.Diagnostics {
 		return append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Module has no configuration files",
-			Detail:   fmt.Sprintf("%s has no %s or *%s files.", dir, ConfigFile, ConfigSuffix),
+			Detail:   fmt.Sprintf("%s has no %s or *%s files.", dir, ConfigFile, configSuffix),
 			Subject:  a.Expr.Range().Ptr(),
 		})
 	}
@@ -284,7 +284,7 @@ func (l *loader) evalCall(s *scope, b *hcl.Block) hcl.Diagnostics {
 // resolveSource finds the directory of a module source. Git sources must
 // have been fetched by mcpform init; Load never fetches.
 func (l *loader) resolveSource(caller *module, modPath []string, src string, a *hcl.Attribute) (dir, pkgRoot string, diags hcl.Diagnostics) {
-	source, err := ParseSource(src)
+	source, err := parseSource(src)
 	if err != nil {
 		return "", "", hcl.Diagnostics{{
 			Severity: hcl.DiagError,

@@ -180,9 +180,9 @@ func checkSpec(runner string, python bool, argv []string, i int, prefix string) 
 	return u, true
 }
 
-// HCLList writes argv as an HCL list of strings, each escaped as
+// hclList writes argv as an HCL list of strings, each escaped as
 // escape.HCLString escapes it: `["npx", "-y", "pkg@VERSION"]`.
-func HCLList(argv []string) string {
+func hclList(argv []string) string {
 	q := make([]string, len(argv))
 	for i, s := range argv {
 		q[i] = escape.HCLString(s)
@@ -211,7 +211,7 @@ func checkPinned(srv *Server, command *hcl.Attribute) hcl.Diagnostics {
 		Severity: hcl.DiagWarning,
 		Summary:  "Unpinned package",
 		Detail: fmt.Sprintf("%s runs the %s package %s without an exact version, so plan could lock one release and run start another. Pin it: command = %s, with VERSION the release you reviewed (%s).",
-			srv.Addr, u.Runner, escape.HCLString(u.Spec), HCLList(u.Fixed), u.Where()),
+			srv.Addr, u.Runner, escape.HCLString(u.Spec), hclList(u.Fixed), u.Where()),
 		Subject: &subject,
 	}}
 }

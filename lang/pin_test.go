@@ -14,7 +14,7 @@ func TestUnpinnedPackage(t *testing.T) {
 	for _, tc := range []struct {
 		argv   []string
 		runner string // "" when not flagged
-		fixed  string // HCLList(Fixed)
+		fixed  string // hclList(Fixed)
 		latest string
 	}{
 		{[]string{"npx", "-y", "@modelcontextprotocol/server-memory"}, "npx", `["npx", "-y", "@modelcontextprotocol/server-memory@VERSION"]`, "npm view @modelcontextprotocol/server-memory version"},
@@ -55,8 +55,8 @@ func TestUnpinnedPackage(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if u.Runner != tc.runner || HCLList(u.Fixed) != tc.fixed || u.Latest != tc.latest {
-			t.Errorf("UnpinnedPackage(%q) = %s, %s, %s\nwant %s, %s, %s", tc.argv, u.Runner, HCLList(u.Fixed), u.Latest, tc.runner, tc.fixed, tc.latest)
+		if u.Runner != tc.runner || hclList(u.Fixed) != tc.fixed || u.Latest != tc.latest {
+			t.Errorf("UnpinnedPackage(%q) = %s, %s, %s\nwant %s, %s, %s", tc.argv, u.Runner, hclList(u.Fixed), u.Latest, tc.runner, tc.fixed, tc.latest)
 		}
 	}
 }

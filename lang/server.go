@@ -44,9 +44,9 @@ var limitsSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "mem
 var taintSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sources"}, {Name: "sinks"}}}
 var toolSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "version", Required: true}}}
 
-// KnownClientCapabilities are the client capabilities MCP defines; others
+// knownClientCapabilities are the client capabilities MCP defines; others
 // are allowed (the protocol grows) but draw a warning, for typos.
-var KnownClientCapabilities = []string{"elicitation", "experimental", "extensions", "roots", "sampling", "tasks"}
+var knownClientCapabilities = []string{"elicitation", "experimental", "extensions", "roots", "sampling", "tasks"}
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -57,8 +57,8 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 	srv := &Server{
 		Name:      strings.Join(append(append([]string(nil), s.m.path...), name), "."),
 		Addr:      moduleAddr(s.m.path) + "server." + name,
-		Protocol:  DefaultProtocol,
-		Timeout:   DefaultTimeout,
+		Protocol:  defaultProtocol,
+		Timeout:   defaultTimeout,
 		DeclRange: b.DefRange,
 	}
 	body := dynblock.Expand(b.Body, s.ctx)
@@ -84,11 +84,11 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 	}
 	if a, ok := content.Attributes["protocol"]; ok {
 		if v, ok := s.str(a, &diags); ok {
-			if !contains(Protocols, v) {
+			if !contains(protocols, v) {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid protocol",
-					Detail:   fmt.Sprintf("protocol is \"auto\" (detect the era), \"legacy\" (initialize handshake) or \"2026-07-28\" (server/discover), not %q.%s", v, didYouMean(v, Protocols)),
+					Detail:   fmt.Sprintf("protocol is \"auto\" (detect the era), \"legacy\" (initialize handshake) or \"2026-07-28\" (server/discover), not %q.%s", v, didYouMean(v, protocols)),
 					Subject:  a.Expr.Range().Ptr(),
 				})
 			} else {
@@ -107,11 +107,11 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 					Detail:   fmt.Sprintf("%q is not a duration; write a number with a unit, for example \"30s\" or \"2m\".", v),
 					Subject:  a.Expr.Range().Ptr(),
 				})
-			case d <= 0 || d > MaxTimeout:
+			case d <= 0 || d > maxTimeout:
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid timeout",
-					Detail:   fmt.Sprintf("timeout must be more than 0 and at most %s; %q is not.", MaxTimeout, v),
+					Detail:   fmt.Sprintf("timeout must be more than 0 and at most %s; %q is not.", maxTimeout, v),
 					Subject:  a.Expr.Range().Ptr(),
 				})
 			default:
@@ -439,11 +439,11 @@ func (s *scope) clientCapabilities(a *hcl.Attribute, diags *hcl.Diagnostics) jso
 			})
 			return nil
 		}
-		if !contains(KnownClientCapabilities, name) {
+		if !contains(knownClientCapabilities, name) {
 			*diags = append(*diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Unknown client capability",
-				Detail:   fmt.Sprintf("%q is not a client capability MCP defines (%s); it is declared as written.%s", name, strings.Join(KnownClientCapabilities, ", "), didYouMean(name, KnownClientCapabilities)),
+				Detail:   fmt.Sprintf("%q is not a client capability MCP defines (%s); it is declared as written.%s", name, strings.Join(knownClientCapabilities, ", "), didYouMean(name, knownClientCapabilities)),
 				Subject:  a.Expr.Range().Ptr(),
 			})
 		}

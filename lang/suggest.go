@@ -43,5 +43,3 @@ func Suggest(s string, candidates []string) string {
 // EditDistance is the Levenshtein distance between a and b, in runes
 // (github.com/agext/levenshtein, which hcl already links).
 func EditDistance(a, b string) int { return levenshtein.Distance(a, b, nil) }
-
-func sortStrings(s []string) { sort.Strings(s) }

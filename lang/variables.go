@@ -13,9 +13,9 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-// EnvVarPrefix is the prefix of environment variables that set root
+// envVarPrefix is the prefix of environment variables that set root
 // variables: MCPFORM_VAR_notes_dir sets var.notes_dir.
-const EnvVarPrefix = "MCPFORM_VAR_"
+const envVarPrefix = "MCPFORM_VAR_"
 
 // sensitive marks values of sensitive variables and everything computed
 // from them, so no diagnostic or output shows them.
@@ -174,7 +174,7 @@ func (l *loader) rootVariables(m *module) (map[string]cty.Value, hcl.Diagnostics
 	// Lowest first: environment, then files in order, then -var.
 	if l.opts.Getenv != nil {
 		for _, v := range m.variables {
-			name := EnvVarPrefix + v.name
+			name := envVarPrefix + v.name
 			if s := l.opts.Getenv(name); s != "" {
 				s := s
 				provided[v.name] = given{str: &s, from: valueSource{what: "the environment variable " + name}}
@@ -239,7 +239,7 @@ func (l *loader) rootVariables(m *module) (map[string]cty.Value, hcl.Diagnostics
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "No value for required variable",
-					Detail:   fmt.Sprintf("The root variable %q has no default, so it must be set: with -var '%s=…', in a -var-file, or with the environment variable %s%s.", v.name, v.name, EnvVarPrefix, v.name),
+					Detail:   fmt.Sprintf("The root variable %q has no default, so it must be set: with -var '%s=…', in a -var-file, or with the environment variable %s%s.", v.name, v.name, envVarPrefix, v.name),
 					Subject:  v.declRange.Ptr(),
 				})
 				vals[v.name] = cty.UnknownVal(v.typ)

@@ -15,8 +15,8 @@ import (
 	"github.com/mcpform/mcpform/internal/strictjson"
 )
 
-// DigestPrefix names the hash of every digest in the format.
-const DigestPrefix = "sha256:"
+// digestPrefix names the hash of every digest in the format.
+const digestPrefix = "sha256:"
 
 var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
@@ -55,7 +55,7 @@ func digestTransformed(v []byte) (string, error) {
 
 func digestCanonical(c []byte) string {
 	sum := sha256.Sum256(c)
-	return DigestPrefix + hex.EncodeToString(sum[:])
+	return digestPrefix + hex.EncodeToString(sum[:])
 }
 
 // ItemError names the item an entry problem is about.
@@ -117,7 +117,7 @@ func newItem(k Kind, raw json.RawMessage) (Item, error) {
 	return Item{Key: key, JSON: raw}, nil
 }
 
-// Seal checks the entry's lists (at most MaxItems of a kind, no duplicate
+// Seal checks the entry's lists (at most maxItems of a kind, no duplicate
 // keys), sorts each by key in byte order and computes every digest. Call it
 // after building an entry from a probe and before saving.
 //
@@ -127,8 +127,8 @@ func newItem(k Kind, raw json.RawMessage) (Item, error) {
 func (e *Entry) Seal() error {
 	for _, k := range Kinds {
 		list := e.List(k)
-		if len(list) > MaxItems {
-			return fmt.Errorf("%d %ss, more than the %d the format allows", len(list), k, MaxItems)
+		if len(list) > maxItems {
+			return fmt.Errorf("%d %ss, more than the %d the format allows", len(list), k, maxItems)
 		}
 		if !slices.IsSortedFunc(list, compareItems) {
 			slices.SortStableFunc(list, compareItems)
@@ -228,7 +228,7 @@ func (e *Entry) Seal() error {
 		return err
 	}
 	surface.Write([]byte{'}'})
-	d.Surface = DigestPrefix + hex.EncodeToString(surface.Sum(nil))
+	d.Surface = digestPrefix + hex.EncodeToString(surface.Sum(nil))
 	e.Digests = d
 	return nil
 }

@@ -40,10 +40,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrNotExist is wrapped by Load's error when the lock file is missing.
-var ErrNotExist = fs.ErrNotExist
+// errNotExist is wrapped by Load's error when the lock file is missing.
+var errNotExist = fs.ErrNotExist
 
-// errNoLock is a missing lock: it says what to do, and is ErrNotExist.
+// errNoLock is a missing lock: it says what to do, and is errNotExist.
 type errNoLock struct{}
 
 func (errNoLock) Error() string {
@@ -89,8 +89,8 @@ var serverName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 // envName is a portable environment variable name.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// ValidServerName reports whether name may name a server in the lock.
-func ValidServerName(name string) bool { return serverName.MatchString(name) }
+// validServerName reports whether name may name a server in the lock.
+func validServerName(name string) bool { return serverName.MatchString(name) }
 
 // Parse is Load for bytes: it parses and fully verifies a lock.
 func Parse(data []byte) (*File, error) {
@@ -124,7 +124,7 @@ func Parse(data []byte) (*File, error) {
 		return nil, &Error{Err: err}
 	}
 	for name, raw := range servers {
-		if !ValidServerName(name) {
+		if !validServerName(name) {
 			return nil, &Error{Server: name, Err: fmt.Errorf("is not a valid server name (letters, digits, '_', '.', '-')")}
 		}
 		e, err := parseEntry(raw)
@@ -284,8 +284,8 @@ func parseList(k Kind, raw json.RawMessage) ([]Item, error) {
 		return nil, fmt.Errorf("%s is not a list", k.Field())
 	}
 	raws := scanElements(raw)
-	if len(raws) > MaxItems {
-		return nil, fmt.Errorf("%s has %d items, more than the %d the format allows", k.Field(), len(raws), MaxItems)
+	if len(raws) > maxItems {
+		return nil, fmt.Errorf("%s has %d items, more than the %d the format allows", k.Field(), len(raws), maxItems)
 	}
 	items := make([]Item, len(raws))
 	seen := make(map[string]bool, len(raws))

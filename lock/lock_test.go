@@ -201,7 +201,7 @@ func TestSealSortsAndRefuses(t *testing.T) {
 		t.Errorf("Seal with a duplicate tool = %v", err)
 	}
 	var many []Item
-	for i := range MaxItems + 1 {
+	for i := range maxItems + 1 {
 		many = append(many, Item{Key: fmt.Sprintf("t%04d", i), JSON: json.RawMessage(fmt.Sprintf(`{"name":"t%04d","inputSchema":{}}`, i))})
 	}
 	big := &Entry{ServerInfo: json.RawMessage(`{}`), Capabilities: json.RawMessage(`{}`), Tools: many}
@@ -463,7 +463,7 @@ func TestParseRefusesLimits(t *testing.T) {
 
 func TestParseRefusesTooManyItems(t *testing.T) {
 	var tools []string
-	for i := range MaxItems + 1 {
+	for i := range maxItems + 1 {
 		tools = append(tools, fmt.Sprintf(`{"name":"t%d","inputSchema":{}}`, i))
 	}
 	data := `{"lockfileVersion":1,"servers":{"big":{"command":["x"],"envPassthrough":[],"protocolVersion":"2025-11-25","serverInfo":{},"instructions":null,"capabilities":{},"tools":[` +
@@ -480,7 +480,7 @@ func TestUpdateFailureLeavesLockByteIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
-	err := Update(path, func(current []byte) (*File, error) {
+	err := UpdateWait(path, -1, func(current []byte) (*File, error) {
 		if !bytes.Equal(current, before) {
 			t.Errorf("Update passed bytes that are not the current lock")
 		}
@@ -516,7 +516,7 @@ func TestConcurrentUpdatesSerialize(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := Update(path, func(current []byte) (*File, error) {
+			err := UpdateWait(path, -1, func(current []byte) (*File, error) {
 				f, err := Parse(current)
 				if err != nil {
 					return nil, err
@@ -541,7 +541,7 @@ func TestConcurrentUpdatesSerialize(t *testing.T) {
 
 func TestLoadMissing(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "mcp.lock"))
-	if !errors.Is(err, ErrNotExist) || !strings.Contains(err.Error(), "run mcpform plan and mcpform apply") {
+	if !errors.Is(err, errNotExist) || !strings.Contains(err.Error(), "run mcpform plan and mcpform apply") {
 		t.Errorf("Load of a missing lock = %v", err)
 	}
 }

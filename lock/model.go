@@ -8,8 +8,8 @@ import (
 
 // Limits of the format (docs/LOCKFILE.md).
 const (
-	// MaxItems is the most items of one kind an entry may hold.
-	MaxItems = 1000
+	// maxItems is the most items of one kind an entry may hold.
+	maxItems = 1000
 	// ModernVersion is the protocol version whose entries need lockfile
 	// version 2.
 	ModernVersion = "2026-07-28"

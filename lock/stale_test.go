@@ -74,7 +74,7 @@ func TestWriteRemovesStaleTemps(t *testing.T) {
 	survivors = append(survivors, ".mcp.lock.tmp-77", filepath.Join("sub", ".mcp.lock.tmp-5"))
 
 	// A failed update writes nothing, and removes nothing.
-	err := Update(path, func([]byte) (*File, error) { return nil, errors.New("stale plan") })
+	err := UpdateWait(path, -1, func([]byte) (*File, error) { return nil, errors.New("stale plan") })
 	if err == nil {
 		t.Fatal("Update with a failing callback succeeded")
 	}

@@ -23,7 +23,7 @@ func Marshal(f *File) ([]byte, error) {
 	version := 1
 	names := make([]string, 0, len(f.Servers))
 	for name, e := range f.Servers {
-		if !ValidServerName(name) {
+		if !validServerName(name) {
 			return nil, fmt.Errorf("server name %q is not valid", name)
 		}
 		if e.Modern() {
@@ -213,25 +213,22 @@ func quote(s string) string { return string(mustJSON(s)) }
 // never interleave. Under the same lock it first removes the temporary files
 // that writers killed mid-write left behind.
 func Save(path string, f *File) error {
-	return Update(path, func([]byte) (*File, error) { return f, nil })
-}
-
-// Update runs fn with the current bytes of the lock at path (nil when there
-// is none) while holding the directory's advisory lock, and saves the file
-// fn returns. When fn fails, nothing is written. apply uses it to refuse a
-// plan made against a lock that has changed since.
-func Update(path string, fn func(current []byte) (*File, error)) error {
-	return update(path, fn, -1, nil)
+	return update(path, func([]byte) (*File, error) { return f, nil }, -1, nil)
 }
 
 // ErrLocked is returned by UpdateWait when another writer held the lock's
 // directory lock for longer than the wait.
 var ErrLocked = errors.New("another mcpform is writing the lock")
 
-// UpdateWait is Update waiting at most wait for the directory's lock (0:
-// one attempt, as terraform's -lock-timeout=0s): if another writer holds it
-// that long, nothing is written and the error wraps ErrLocked. A negative
-// wait waits for as long as it takes, as Update.
+// UpdateWait runs fn with the current bytes of the lock at path (nil when
+// there is none) while holding the directory's advisory lock, and saves
+// the file fn returns. When fn fails, nothing is written. apply uses it to
+// refuse a plan made against a lock that has changed since.
+//
+// It waits at most wait for the directory's lock (0: one attempt, as
+// terraform's -lock-timeout=0s; negative: for as long as it takes): if
+// another writer holds it that long, nothing is written and the error
+// wraps ErrLocked.
 func UpdateWait(path string, wait time.Duration, fn func(current []byte) (*File, error)) error {
 	return update(path, fn, wait, nil)
 }

@@ -13,7 +13,7 @@ import (
 func init() { testCommands["holdlock"] = holdLock }
 
 // holdLock is the test command `holdlock`: it takes the advisory lock on
-// the current directory that a writing apply holds (lock.Update takes it
+// the current directory that a writing apply holds (lock.UpdateWait takes it
 // through internal/lockedfile), creates the file "held", and keeps the lock
 // until a file "release" appears, then for one second more, so that an
 // apply started then has to wait for it.

@@ -42,11 +42,12 @@ var allowedImports = map[string]allowed{
 	"surface":     {imports: []string{"lock", "mcp"}},
 	"plan":        {imports: []string{"internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "policy", "surface"}, tests: []string{"internal/fakemcp"}},
 	"plan/render": {imports: []string{"internal/escape", "internal/textdiff", "lock", "plan"}, tests: []string{"mcp"}},
+	"lock/render": {imports: []string{"internal/escape", "lock"}},
 	"apply":       {imports: []string{"lock", "plan"}},
 	"onboard":     {imports: []string{"internal/escape", "internal/textdiff", "lang"}},
 
 	"runtime": {
-		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/egress", "runtime/enforce", "runtime/sandbox", "runtime/taint", "surface"},
+		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/egress", "runtime/enforce", "runtime/internal/pipe", "runtime/sandbox", "runtime/taint", "surface"},
 		tests:   []string{"internal/benchclient", "internal/npmtest", "internal/strictjson"},
 	},
 	"runtime/taint": {imports: []string{"internal/escape", "internal/lockedfile", "lock", "policy"}},
@@ -55,11 +56,13 @@ var allowedImports = map[string]allowed{
 		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp"},
 		tests:   []string{"internal/strictjson"},
 	},
-	"runtime/sandbox": {imports: []string{"internal/mutation", "policy"}, tests: []string{"internal/npmtest", "runtime/egress"}},
-	"runtime/egress":  {imports: []string{"internal/mutation", "policy"}},
+	"runtime/internal/pipe": {},
+	"runtime/sandbox":       {imports: []string{"internal/mutation", "policy"}, tests: []string{"internal/npmtest", "runtime/egress"}},
+	"runtime/egress":        {imports: []string{"internal/mutation", "policy"}},
+	"taint/render":          {imports: []string{"internal/escape", "runtime/taint"}},
 
 	"cmd/mcpform": {
-		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "mcp", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/sandbox", "runtime/taint"},
+		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/sandbox", "runtime/taint", "taint/render"},
 		tests:   []string{"internal/fakemcp", "internal/npmtest"},
 	},
 	"examples/servers/notes": {},

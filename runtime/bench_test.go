@@ -139,19 +139,19 @@ func benchMessagePath(b *testing.B, burst int) {
 	b.ResetTimer()
 	for n := 0; n < b.N; n += burst {
 		first := p.up.next + 1
-		p.up.lw.hold()
+		p.up.lw.Hold()
 		for _, r := range reqs {
 			p.clientLine(r)
 		}
-		p.up.lw.release()
-		p.out.hold()
+		p.up.lw.Release()
+		p.out.Hold()
 		for i := range reqs {
 			resp = append(resp[:0], `{"jsonrpc":"2.0","id":`...)
 			resp = strconv.AppendInt(resp, first+int64(i), 10)
 			resp = append(resp, `,"result":{"content":[{"type":"text","text":"ok"}]}}`...)
 			p.up.handle(resp)
 		}
-		p.out.release()
+		p.out.Release()
 		p.up.idle() // as the server's reader does before it waits
 	}
 	b.StopTimer()

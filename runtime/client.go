@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/internal/pipe"
 )
 
 // The proxy is each Request's Client: the taint gate reaches the client
@@ -44,10 +45,10 @@ func (p *proxy) Ask(ctx context.Context, method string, params []byte, timeout t
 		delete(p.srvReqs, id)
 		p.mu.Unlock()
 	}()
-	b := getBuf()
+	b := pipe.GetLine()
 	*b = appendRequest(*b, id, method, params)
 	p.write(*b)
-	putBuf(b)
+	pipe.PutLine(b)
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/runtime/enforce"
+	"github.com/mcpform/mcpform/runtime/internal/pipe"
 )
 
 // Options configure one `mcpform run`: one server, one client.
@@ -90,6 +91,10 @@ type Options struct {
 // server takes to answer, so that its answer is read without a wake-up.
 const DefaultSpin = 100 * time.Microsecond
 
+// MaxSpin is the longest Options.Spin: a longer spin would only burn CPU
+// while a Close or shutdown waits for the reader to come back.
+const MaxSpin = pipe.MaxSpin
+
 // ServerExitError is a server that exited (or closed its output) while the
 // client was still connected. Its message carries the server's stderr tail,
 // escaped.
@@ -135,7 +140,7 @@ type proxy struct {
 	session  string
 
 	in  io.Reader // the client's input
-	out *lineWriter
+	out *pipe.Writer
 
 	up   *upstream
 	proc *mcp.Process
@@ -241,8 +246,8 @@ func newProxy(opts Options) (*proxy, error) {
 		srvSem:    make(chan struct{}, 16),
 		startDone: make(chan struct{}),
 	}
-	p.out = newLineWriter(rawIO(opts.Stdout), 4<<20, false, 0, p.clientWriteFailed)
-	p.out.before = p.flushAudit
+	p.out = pipe.NewWriter(pipe.Raw(opts.Stdout), 4<<20, false, 0, p.clientWriteFailed)
+	p.out.Before = p.flushAudit
 	if p.modernUp {
 		b := []byte(`"io.modelcontextprotocol/protocolVersion":`)
 		b = mcp.AppendQuoted(b, mcp.ModernVersion)
@@ -269,7 +274,7 @@ func (p *proxy) lockClientCaps() []byte {
 // connect sets up the connection to the server, which reads toServer.
 func (p *proxy) connect(toServer io.Writer) {
 	p.up = newUpstream(toServer, p.opts.WriteTimeout)
-	p.up.lw.before = p.flushAudit
+	p.up.lw.Before = p.flushAudit
 	p.up.out = p.out
 	// Under load, the outcomes of a burst of answers are appended by the
 	// server's reader, beside the client's reader, which appends the
@@ -278,15 +283,6 @@ func (p *proxy) connect(toServer io.Writer) {
 	p.up.onNotification = p.upstreamNotification
 	p.up.onRequest = p.upstreamRequest
 	p.up.warn = p.logf
-}
-
-// spinReaders returns the run's two readers, the client's and the server's,
-// as raw pipes sharing one spinner when they are pipes and spinning can
-// help.
-func spinReaders(window time.Duration, client, server io.Reader) (io.Reader, io.Reader) {
-	client, server = rawIO(client), rawIO(server)
-	newSpinner(window, client, server)
-	return client, server
 }
 
 // logf writes one diagnostic line to stderr, escaped as a whole: it may
@@ -381,9 +377,9 @@ func (p *proxy) run(ctx context.Context) error {
 		return fmt.Errorf("starting server %q: %w", escape.String(p.name), err)
 	}
 	p.proc = proc
-	p.connect(rawIO(proc.Stdin))
+	p.connect(pipe.Raw(proc.Stdin))
 	var fromServer io.Reader
-	p.in, fromServer = spinReaders(p.opts.Spin, p.opts.Stdin, proc.Stdout)
+	p.in, fromServer = pipe.Readers(p.opts.Spin, p.opts.Stdin, proc.Stdout)
 	p.up.listen(fromServer, p.opts.MaxLineSize)
 	if !mutation.Off("watchexit") {
 		go p.watchExit(proc)
@@ -461,7 +457,7 @@ func (p *proxy) run(ctx context.Context) error {
 // the client gets the reason for each request until it leaves.
 func (p *proxy) serveStartFailure(ctx context.Context, se *mcp.StartError) error {
 	p.connect(io.Discard)
-	p.in = rawIO(p.opts.Stdin)
+	p.in = pipe.Raw(p.opts.Stdin)
 	p.reportStartFailure(se)
 	close(p.startDone)
 	clientDone := make(chan error, 1)
@@ -552,10 +548,10 @@ func (p *proxy) drain() {
 // slowly still gets the whole of a large last answer before the process
 // exits), then nothing more is, and the client's reader stops.
 func (p *proxy) closeClient() {
-	if !p.out.flushed(p.opts.DrainTimeout) {
+	if !p.out.Flushed(p.opts.DrainTimeout) {
 		p.logf("the client did not read the last answers within %v", p.opts.DrainTimeout)
 	}
-	p.out.abort(errors.New("the run has ended"))
+	p.out.Abort(errors.New("the run has ended"))
 	if d, ok := p.in.(interface{ SetReadDeadline(time.Time) error }); ok {
 		_ = d.SetReadDeadline(time.Now())
 	}
@@ -568,13 +564,13 @@ func (p *proxy) closeClient() {
 // releases it before it would wait for more.
 func (p *proxy) readClient() error {
 	rd := mcp.NewReader(p.in, p.opts.MaxLineSize)
-	defer p.up.lw.release()
+	defer p.up.lw.Release()
 	for {
 		if !rd.Buffered() {
-			_ = p.up.lw.release()
+			_ = p.up.lw.Release()
 		}
 		line, err := rd.ReadLine()
-		p.up.lw.hold()
+		p.up.lw.Hold()
 		if err != nil {
 			var tooLong *mcp.LineTooLongError
 			if errors.As(err, &tooLong) {
@@ -716,8 +712,8 @@ func (p *proxy) finish(ctx *callCtx, req *Request, resp *Response, err error) {
 // respond writes resp to the client, shaped for the request's era; queued
 // when the caller is the server's reader (the client stream's batcher).
 func (p *proxy) respond(req *Request, resp *Response, queued bool) {
-	b := getBuf()
-	defer putBuf(b)
+	b := pipe.GetLine()
+	defer pipe.PutLine(b)
 	if resp.Error != nil {
 		*b = appendError(*b, req.ID, resp.Error.Code, resp.Error.Message, oneLineOrNil(resp.Error.Data))
 	} else {
@@ -729,7 +725,7 @@ func (p *proxy) respond(req *Request, resp *Response, queued bool) {
 		}
 	}
 	if queued {
-		_ = p.out.queueLine(*b)
+		_ = p.out.QueueLine(*b)
 		return
 	}
 	p.write(*b)
@@ -746,14 +742,14 @@ func oneLineOrNil(b []byte) []byte {
 // holds up whoever writes to it, the server's reader too, once 4 MiB wait
 // (back-pressure: the server's output then backs up).
 func (p *proxy) write(b []byte) {
-	_ = p.out.writeLine(b)
+	_ = p.out.WriteLine(b)
 }
 
 func (p *proxy) writeError(id mcp.ID, code int64, msg string, data []byte) {
-	b := getBuf()
+	b := pipe.GetLine()
 	*b = appendError(*b, id, code, msg, data)
 	p.write(*b)
-	putBuf(b)
+	pipe.PutLine(b)
 }
 
 func (p *proxy) clientNotification(msg *mcp.Message) {

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/runtime/audit"
+	"github.com/mcpform/mcpform/runtime/internal/pipe"
 )
 
 // upstreamNotification handles a notification from the server. It runs on
@@ -65,10 +66,10 @@ func (p *proxy) notifyClient(method string, params []byte) {
 			params = rewriteObject(nil, params, isMeta, metaWithout(params))
 		}
 	}
-	b := getBuf()
+	b := pipe.GetLine()
 	*b = appendRequest(*b, "", method, params)
 	p.write(*b)
-	putBuf(b)
+	pipe.PutLine(b)
 }
 
 // serverRequest is a server→client request passed on to the client.
@@ -161,10 +162,10 @@ func (p *proxy) relayServerRequest(m *mcp.Message) {
 			params = rewriteObject(nil, params, isMeta, metaWithout(params))
 		}
 	}
-	b := getBuf()
+	b := pipe.GetLine()
 	*b = appendRequest(*b, id, m.Method, params)
 	p.write(*b)
-	putBuf(b)
+	pipe.PutLine(b)
 	t := time.NewTimer(p.opts.RequestTimeout)
 	defer t.Stop()
 	select {

@@ -405,22 +405,3 @@ func defaultCaps(cfg *fakeConfig) json.RawMessage {
 	b, _ := json.Marshal(caps)
 	return b
 }
-
-// streamMain is the writer of TestSpinDoesNotStarveThePoller: a line on
-// stdout every 30 µs or so (busy-waiting: a sleep would take longer), and
-// the time in nanoseconds on fd 3 every 5 ms, for 400 ms.
-func streamMain() {
-	other := os.NewFile(3, "other")
-	end := time.Now().Add(400 * time.Millisecond)
-	var next time.Time
-	for now := time.Now(); now.Before(end); now = time.Now() {
-		os.Stdout.Write([]byte("x\n"))
-		if !now.Before(next) {
-			fmt.Fprintf(other, "%d\n", time.Now().UnixNano())
-			next = now.Add(5 * time.Millisecond)
-		}
-		for t := time.Now(); time.Since(t) < 30*time.Microsecond; {
-		}
-	}
-	os.Exit(0)
-}

@@ -30,9 +30,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv("MCPFORM_RUNTIME_FAKE") == "1" {
 		fakeMain()
 	}
-	if os.Getenv("MCPFORM_RUNTIME_STREAM") == "1" {
-		streamMain()
-	}
 	os.Exit(m.Run())
 }
 

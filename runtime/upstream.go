@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/internal/pipe"
 )
 
 // upstream is the proxy's connection to the server. Unlike mcp.Conn it is
@@ -21,7 +22,7 @@ import (
 // requests fail after WriteTimeout instead of blocking their goroutines
 // forever.
 type upstream struct {
-	lw *lineWriter
+	lw *pipe.Writer
 
 	mu      sync.Mutex
 	next    int64
@@ -39,7 +40,7 @@ type upstream struct {
 
 	// Set before listen; called on the reading goroutine, which holds out
 	// (the client's stream) while it handles a burst of messages.
-	out            *lineWriter
+	out            *pipe.Writer
 	idle           func() // before the reader waits for more
 	onNotification func(*mcp.Message)
 	onRequest      func(*mcp.Message)
@@ -86,7 +87,7 @@ func newUpstream(w io.Writer, writeTimeout time.Duration) *upstream {
 		tokens:  map[string]*pending{},
 		done:    make(chan struct{}),
 	}
-	u.lw = newLineWriter(w, backlogLimit, true, writeTimeout, func(err error) {
+	u.lw = pipe.NewWriter(w, backlogLimit, true, writeTimeout, func(err error) {
 		var af *auditFailure
 		if errors.As(err, &af) {
 			u.fail(af)
@@ -95,17 +96,6 @@ func newUpstream(w io.Writer, writeTimeout time.Duration) *upstream {
 		u.fail(fmt.Errorf("%w: writing to the server: %v", mcp.ErrServerClosed, err))
 	})
 	return u
-}
-
-var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-func getBuf() *[]byte { return linePool.Get().(*[]byte) }
-
-func putBuf(b *[]byte) {
-	if cap(*b) <= 64<<10 {
-		*b = (*b)[:0]
-		linePool.Put(b)
-	}
 }
 
 // listen runs the reader of r (the server's stdout).
@@ -147,21 +137,21 @@ func (u *upstream) fail(err error) {
 
 // send writes one line (with its newline) to the server. It owns b.
 func (u *upstream) send(b *[]byte) error {
-	err := u.lw.writeLine(*b)
-	putBuf(b)
+	err := u.lw.WriteLine(*b)
+	pipe.PutLine(b)
 	return err
 }
 
 // notify sends a notification upstream.
 func (u *upstream) notify(method string, params []byte) error {
-	b := getBuf()
+	b := pipe.GetLine()
 	*b = appendRequest(*b, "", method, params)
 	return u.send(b)
 }
 
 // respond sends a response upstream (to a server→client request).
 func (u *upstream) respond(id mcp.ID, result []byte, rpcErr *mcp.RPCError) error {
-	b := getBuf()
+	b := pipe.GetLine()
 	if rpcErr != nil {
 		*b = appendError(*b, id, rpcErr.Code, rpcErr.Message, rpcErr.Data)
 	} else {
@@ -204,15 +194,15 @@ func (u *upstream) request(ctx context.Context, method string, params []byte, to
 	}
 	u.mu.Unlock()
 
-	b := getBuf()
+	b := pipe.GetLine()
 	*b = appendRequest(*b, id, method, params)
 	c, own := ctx.(*callCtx)
 	var err error
 	if own && c.on.Load() == onClientReader {
 		// Sent by the client's reader, which releases the stream before
 		// it waits for more.
-		err = u.lw.queueLine(*b)
-		putBuf(b)
+		err = u.lw.QueueLine(*b)
+		pipe.PutLine(b)
 	} else {
 		err = u.send(b)
 	}
@@ -374,15 +364,15 @@ func (u *upstream) readLoop(r io.Reader, maxLine int) {
 	rd := mcp.NewReader(r, maxLine)
 	for {
 		if !rd.Buffered() {
-			_ = u.out.release()
+			_ = u.out.Release()
 			if u.idle != nil {
 				u.idle()
 			}
 		}
 		line, err := rd.ReadLine()
-		u.out.hold()
+		u.out.Hold()
 		if err != nil {
-			_ = u.out.release()
+			_ = u.out.Release()
 			var tooLong *mcp.LineTooLongError
 			if errors.As(err, &tooLong) {
 				u.warn("dropped a message from the server: %v", err)

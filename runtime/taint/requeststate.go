@@ -61,32 +61,32 @@ func mac(key []byte, body string) []byte {
 	return m.Sum(nil)
 }
 
-// ErrForged is a requestState whose signature does not verify: not issued
+// errForged is a requestState whose signature does not verify: not issued
 // with this session's key (another session's, a reset one's, or made up).
-var ErrForged = errors.New("the requestState was not issued by mcpform for this session")
+var errForged = errors.New("the requestState was not issued by mcpform for this session")
 
 // Unseal verifies s with key and returns its claims. Nothing in it is
 // trusted before the MAC verified.
 func Unseal(key []byte, s string) (Claims, error) {
 	rest, ok := strings.CutPrefix(s, StatePrefix)
 	if !ok || len(key) < 32 || len(s) > 4096 {
-		return Claims{}, ErrForged
+		return Claims{}, errForged
 	}
 	body, sig, ok := strings.Cut(rest, ".")
 	if !ok {
-		return Claims{}, ErrForged
+		return Claims{}, errForged
 	}
 	got, err := base64.RawURLEncoding.DecodeString(sig)
 	if err != nil || !hmac.Equal(got, mac(key, body)) {
-		return Claims{}, ErrForged
+		return Claims{}, errForged
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(body)
 	if err != nil {
-		return Claims{}, ErrForged
+		return Claims{}, errForged
 	}
 	var c Claims
 	if err := json.Unmarshal(payload, &c); err != nil {
-		return Claims{}, ErrForged
+		return Claims{}, errForged
 	}
 	return c, nil
 }
@@ -103,7 +103,7 @@ func (c Claims) Check(session, server, tool, args string, now time.Time) error {
 	case now.Unix() > c.Expires:
 		return errors.New("the approval expired")
 	case c.Nonce == "":
-		return ErrForged
+		return errForged
 	}
 	return nil
 }

@@ -109,12 +109,9 @@ func Open(dir string) (*Store, error) {
 	return &Store{dir: dir, now: time.Now}, nil
 }
 
-// Dir returns the store's directory.
-func (s *Store) Dir() string { return s.dir }
-
-// ValidSession reports whether name can be a session's file name: the
+// validSession reports whether name can be a session's file name: the
 // characters SessionID uses, no leading dot, bounded.
-func ValidSession(name string) bool {
+func validSession(name string) bool {
 	if name == "" || len(name) > 128 || name[0] == '.' || name[0] == '-' {
 		return false
 	}
@@ -128,7 +125,7 @@ func ValidSession(name string) bool {
 }
 
 func (s *Store) path(session string) (string, error) {
-	if !ValidSession(session) {
+	if !validSession(session) {
 		return "", fmt.Errorf("invalid session name %q", session)
 	}
 	return filepath.Join(s.dir, session+".json"), nil
@@ -266,11 +263,11 @@ func (s *Store) Key(session string) ([]byte, error) {
 	return key, err
 }
 
-// ErrReplayed is a requestState nonce that was already redeemed.
-var ErrReplayed = errors.New("this approval was already used once")
+// errReplayed is a requestState nonce that was already redeemed.
+var errReplayed = errors.New("this approval was already used once")
 
 // Redeem marks nonce used until expires; a nonce used before is
-// ErrReplayed. Expired nonces are forgotten: their requestState is refused
+// errReplayed. Expired nonces are forgotten: their requestState is refused
 // for its expiry anyway.
 func (s *Store) Redeem(session, nonce string, expires time.Time) error {
 	return s.update(session, func(st *State) error {
@@ -281,7 +278,7 @@ func (s *Store) Redeem(session, nonce string, expires time.Time) error {
 			}
 		}
 		if _, ok := st.Used[nonce]; ok {
-			return ErrReplayed
+			return errReplayed
 		}
 		if st.Used == nil {
 			st.Used = map[string]int64{}
@@ -302,7 +299,7 @@ func (s *Store) List() ([]*State, error) {
 	var errs []error
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !ValidSession(name) {
+		if !ok || !validSession(name) {
 			continue
 		}
 		st, err := readState(filepath.Join(s.dir, e.Name()))
@@ -355,7 +352,7 @@ func (s *Store) ResetAll() (int, error) {
 	n := 0
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !ValidSession(name) {
+		if !ok || !validSession(name) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -78,7 +78,7 @@ func TestStoreTaintGetReset(t *testing.T) {
 
 func TestStoreRefusesDamagedFile(t *testing.T) {
 	s, _ := Open(t.TempDir())
-	os.WriteFile(filepath.Join(s.Dir(), "u1-p.json"), []byte("{"), 0o600)
+	os.WriteFile(filepath.Join(s.dir, "u1-p.json"), []byte("{"), 0o600)
 	if _, err := s.Get("u1-p"); err == nil {
 		t.Fatal("a damaged file read as a clean session")
 	}
@@ -184,7 +184,7 @@ func TestStoreRedeemOnce(t *testing.T) {
 			switch {
 			case err == nil:
 				ok.Add(1)
-			case !errors.Is(err, ErrReplayed):
+			case !errors.Is(err, errReplayed):
 				t.Error(err)
 			}
 		}()
@@ -241,11 +241,11 @@ func TestRequestState(t *testing.T) {
 		"", "garbage", st + "x", StatePrefix + body + ".", StatePrefix + body,
 		strings.Replace(st, StatePrefix+body[:4], StatePrefix+"AAAA", 1),
 	} {
-		if _, err := Unseal(key, forged); !errors.Is(err, ErrForged) {
+		if _, err := Unseal(key, forged); !errors.Is(err, errForged) {
 			t.Errorf("forged %q: %v", forged, err)
 		}
 	}
-	if _, err := Unseal(other, st); !errors.Is(err, ErrForged) {
+	if _, err := Unseal(other, st); !errors.Is(err, errForged) {
 		t.Errorf("another key verified the state: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package pipe
 
 import (
 	"io"
@@ -33,28 +33,28 @@ func (w *recordingWriter) all() []string {
 // the stream keeps its order.
 func TestLineWriterHold(t *testing.T) {
 	var w recordingWriter
-	lw := newLineWriter(&w, 1<<20, false, 0, nil)
-	lw.hold()
-	lw.queueLine([]byte("a\n"))
-	lw.queueLine([]byte("b\n"))
+	lw := NewWriter(&w, 1<<20, false, 0, nil)
+	lw.Hold()
+	lw.QueueLine([]byte("a\n"))
+	lw.QueueLine([]byte("b\n"))
 	if got := w.all(); len(got) != 0 {
 		t.Fatalf("held lines were written before release: %q", got)
 	}
-	if err := lw.release(); err != nil {
+	if err := lw.Release(); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.all(); len(got) != 1 || got[0] != "a\nb\n" {
 		t.Fatalf("after release: %q, want one write of a and b", got)
 	}
 
-	lw.hold()
-	lw.queueLine([]byte("c\n"))
-	lw.writeLine([]byte("other\n")) // another goroutine's line
+	lw.Hold()
+	lw.QueueLine([]byte("c\n"))
+	lw.WriteLine([]byte("other\n")) // another goroutine's line
 	if got := strings.Join(w.all(), ""); got != "a\nb\nc\nother\n" {
 		t.Fatalf("a line of someone else's waited for the hold, or came out of order: %q", got)
 	}
-	lw.queueLine([]byte("d\n"))
-	lw.release()
+	lw.QueueLine([]byte("d\n"))
+	lw.Release()
 	if got := strings.Join(w.all(), ""); got != "a\nb\nc\nother\nd\n" {
 		t.Fatalf("after the second release: %q", got)
 	}
@@ -79,19 +79,19 @@ func (w *gatedWriter) Write(b []byte) (int, error) {
 // (the spare buffer is handed over, never shared with the live one).
 func TestLineWriterLargeBufferKeepsLines(t *testing.T) {
 	w := &gatedWriter{started: make(chan struct{}), proceed: make(chan struct{})}
-	lw := newLineWriter(w, 8<<20, false, 0, nil)
-	// write runs a writeLine that blocks in the stream, returning once it
+	lw := NewWriter(w, 8<<20, false, 0, nil)
+	// write runs a WriteLine that blocks in the stream, returning once it
 	// has started writing.
 	write := func(line string) chan struct{} {
 		done := make(chan struct{})
-		go func() { lw.writeLine([]byte(line)); close(done) }()
+		go func() { lw.WriteLine([]byte(line)); close(done) }()
 		<-w.started
 		return done
 	}
 	// Each round: a writer is in Write; lines queue behind it; then it
 	// goes on to write them, from the buffer.
 	done := write("a\n")
-	lw.writeLine([]byte("s\n")) // a small buffer, which becomes the spare
+	lw.WriteLine([]byte("s\n")) // a small buffer, which becomes the spare
 	w.proceed <- struct{}{}
 	<-w.started // writing "s\n" from the buffer
 	w.proceed <- struct{}{}
@@ -99,13 +99,13 @@ func TestLineWriterLargeBufferKeepsLines(t *testing.T) {
 
 	big := strings.Repeat("B", 1<<20+1<<19) + "\n" // over the 1 MiB kept as spare
 	done = write("c\n")
-	lw.writeLine([]byte(big))
+	lw.WriteLine([]byte(big))
 	w.proceed <- struct{}{}
 	<-w.started // writing big from the buffer
-	lw.writeLine([]byte("eeee\n"))
+	lw.WriteLine([]byte("eeee\n"))
 	w.proceed <- struct{}{}
 	<-w.started // writing "eeee\n" from the buffer
-	lw.writeLine([]byte("FFFF\n"))
+	lw.WriteLine([]byte("FFFF\n"))
 	w.proceed <- struct{}{}
 	<-w.started // writing "FFFF\n"
 	w.proceed <- struct{}{}
@@ -130,11 +130,11 @@ func TestLineWriterSlowReaderIsWaitedFor(t *testing.T) {
 	}
 	defer r.Close()
 	failed := make(chan error, 1)
-	lw := newLineWriter(rawIO[io.Writer](w), 8<<20, true, time.Second, func(err error) { failed <- err })
+	lw := NewWriter(Raw[io.Writer](w), 8<<20, true, time.Second, func(err error) { failed <- err })
 	line := strings.Repeat("x", 8<<10-1) + "\n"
 	const lines = 48
 	for i := 0; i < lines; i++ { // 384 KiB: six pipes full
-		if err := lw.writeLine([]byte(line)); err != nil {
+		if err := lw.WriteLine([]byte(line)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -153,7 +153,7 @@ func TestLineWriterSlowReaderIsWaitedFor(t *testing.T) {
 		}
 		got += n
 	}
-	if !lw.flushed(time.Second) {
+	if !lw.Flushed(time.Second) {
 		t.Fatal("the stream was not written")
 	}
 	w.Close()
@@ -163,19 +163,19 @@ func TestLineWriterSlowReaderIsWaitedFor(t *testing.T) {
 // the limit; only a backlog past it (a server not reading) is refused.
 func TestLineWriterBacklogLimit(t *testing.T) {
 	w := &gatedWriter{started: make(chan struct{}), proceed: make(chan struct{})}
-	lw := newLineWriter(w, 1<<20, true, 0, nil)
+	lw := NewWriter(w, 1<<20, true, 0, nil)
 	big := strings.Repeat("x", 600<<10) + "\n"
 	done := make(chan struct{})
-	go func() { lw.writeLine([]byte(big)); close(done) }()
+	go func() { lw.WriteLine([]byte(big)); close(done) }()
 	<-w.started // the first line is being written
-	if err := lw.writeLine([]byte(big)); err != nil {
+	if err := lw.WriteLine([]byte(big)); err != nil {
 		t.Fatalf("a second large line with an empty backlog: %v", err)
 	}
-	if err := lw.writeLine([]byte(big)); err != nil {
+	if err := lw.WriteLine([]byte(big)); err != nil {
 		t.Fatalf("a third large line, 600 KiB waiting under a 1 MiB limit: %v", err)
 	}
-	if err := lw.writeLine([]byte("y\n")); err != errBacklog {
-		t.Fatalf("a line with 1.2 MiB waiting over a 1 MiB limit: %v, want errBacklog", err)
+	if err := lw.WriteLine([]byte("y\n")); err != ErrBacklog {
+		t.Fatalf("a line with 1.2 MiB waiting over a 1 MiB limit: %v, want ErrBacklog", err)
 	}
 	go func() {
 		for range w.started {
@@ -184,7 +184,7 @@ func TestLineWriterBacklogLimit(t *testing.T) {
 	}()
 	w.proceed <- struct{}{}
 	<-done
-	if !lw.flushed(5 * time.Second) {
+	if !lw.Flushed(5 * time.Second) {
 		t.Fatal("the backlog was not written")
 	}
 	close(w.started)

@@ -1,4 +1,4 @@
-package runtime
+package pipe
 
 import (
 	"errors"
@@ -9,20 +9,20 @@ import (
 	"time"
 )
 
-// lineWriter writes whole lines to one stream from many goroutines with
+// Writer writes whole lines to one stream from many goroutines with
 // combining: a writer that finds the stream idle writes at once, on its own
 // goroutine (no hand-off to a writer goroutine, which costs a wake-up per
 // message); lines that arrive while a write is under way are appended to a
 // buffer that the writing goroutine sends next, in one system call.
 //
 // One goroutine, the stream's batcher, may also hold its own lines back
-// (queueLine) while it handles a burst of messages that are already read
+// (QueueLine) while it handles a burst of messages that are already read
 // (hold, release): the goroutine that reads the client holds the server's
 // stream, the one that reads the server holds the client's. Under load a
 // burst of 64 requests then costs one write; alone a message is written as
-// soon as it is handled. A line from anyone else (writeLine) is never held:
+// soon as it is handled. A line from anyone else (WriteLine) is never held:
 // it goes out at once, with what is held before it.
-type lineWriter struct {
+type Writer struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	w       io.Writer
@@ -32,10 +32,10 @@ type lineWriter struct {
 	held    bool
 	err     error
 
-	// before runs ahead of every write (the audit log's flush: every
+	// Before runs ahead of every write (the audit log's flush: every
 	// record queued before a line was must be in the log before the line
 	// leaves); its error fails the stream.
-	before func() error
+	Before func() error
 
 	// limit bounds the buffer. failFast (the server's side) refuses a line
 	// that would pass it, since a server that leaves that much unread is
@@ -51,24 +51,24 @@ type lineWriter struct {
 
 type deadliner interface{ SetWriteDeadline(time.Time) error }
 
-func newLineWriter(w io.Writer, limit int, failFast bool, timeout time.Duration, onFail func(error)) *lineWriter {
-	lw := &lineWriter{w: w, limit: limit, failFast: failFast, timeout: timeout, onFail: onFail}
+func NewWriter(w io.Writer, limit int, failFast bool, timeout time.Duration, onFail func(error)) *Writer {
+	lw := &Writer{w: w, limit: limit, failFast: failFast, timeout: timeout, onFail: onFail}
 	lw.cond = sync.NewCond(&lw.mu)
 	return lw
 }
 
-// errBacklog is a line refused because the server left too much unread.
-var errBacklog = errors.New("the server is not reading its input (too much is waiting for it)")
+// ErrBacklog is a line refused because the server left too much unread.
+var ErrBacklog = errors.New("the server is not reading its input (too much is waiting for it)")
 
-// writeLine writes b (one or more complete lines), with any held lines
+// WriteLine writes b (one or more complete lines), with any held lines
 // before it. b may be reused once it returns.
-func (lw *lineWriter) writeLine(b []byte) error { return lw.put(b, false) }
+func (lw *Writer) WriteLine(b []byte) error { return lw.put(b, false) }
 
-// queueLine is writeLine for the stream's batcher: while it holds the
+// QueueLine is WriteLine for the stream's batcher: while it holds the
 // stream, b waits for release (or for a line of someone else's).
-func (lw *lineWriter) queueLine(b []byte) error { return lw.put(b, true) }
+func (lw *Writer) QueueLine(b []byte) error { return lw.put(b, true) }
 
-func (lw *lineWriter) put(b []byte, mayHold bool) error {
+func (lw *Writer) put(b []byte, mayHold bool) error {
 	lw.mu.Lock()
 	for {
 		if lw.err != nil {
@@ -84,7 +84,7 @@ func (lw *lineWriter) put(b []byte, mayHold bool) error {
 				break // a large line, not a reader that stopped
 			}
 			lw.mu.Unlock()
-			return errBacklog
+			return ErrBacklog
 		}
 		lw.cond.Wait()
 	}
@@ -106,16 +106,16 @@ func (lw *lineWriter) put(b []byte, mayHold bool) error {
 // holdLimit bounds what hold keeps back: past it, lines are written.
 const holdLimit = 256 << 10
 
-// hold keeps lines in the buffer until release. Only the stream's batcher
+// Hold keeps lines in the buffer until release. Only the stream's batcher
 // calls it, and only while it handles messages it has already read.
-func (lw *lineWriter) hold() {
+func (lw *Writer) Hold() {
 	lw.mu.Lock()
 	lw.held = true
 	lw.mu.Unlock()
 }
 
-// release writes what hold kept back.
-func (lw *lineWriter) release() error {
+// Release writes what hold kept back.
+func (lw *Writer) Release() error {
 	lw.mu.Lock()
 	lw.held = false
 	if lw.writing || len(lw.buf) == 0 || lw.err != nil {
@@ -135,9 +135,9 @@ func (lw *lineWriter) release() error {
 // waits (up to the timeout), and the caller goes on: the reader that wrote
 // a request must not stop answering pings because the server stopped
 // reading.
-func (lw *lineWriter) drain(b []byte) error { return lw.drainFrom(b, false) }
+func (lw *Writer) drain(b []byte) error { return lw.drainFrom(b, false) }
 
-func (lw *lineWriter) drainFrom(b []byte, wait bool) error {
+func (lw *Writer) drainFrom(b []byte, wait bool) error {
 	var err error
 	pending, ours := b, false // ours: pending is a buffer of lw's, not the caller's
 	lw.mu.Lock()
@@ -194,9 +194,9 @@ func (lw *lineWriter) drainFrom(b []byte, wait bool) error {
 
 // send writes b after the before hook. Without wait, a stream that can
 // take only part of b without waiting (tryWriter) returns the rest.
-func (lw *lineWriter) send(b []byte, wait bool) ([]byte, error) {
-	if lw.before != nil {
-		if err := lw.before(); err != nil {
+func (lw *Writer) send(b []byte, wait bool) ([]byte, error) {
+	if lw.Before != nil {
+		if err := lw.Before(); err != nil {
 			return nil, err
 		}
 	}
@@ -215,7 +215,7 @@ type tryWriter interface{ tryWrite(b []byte) (int, error) }
 // for, one that stopped reading fails the stream. The deadline is cleared
 // after the write (unless the stream was aborted meanwhile, which set its
 // own): a later tryWrite would fail on a deadline long past.
-func (lw *lineWriter) write(b []byte) error {
+func (lw *Writer) write(b []byte) error {
 	d, ok := lw.w.(deadliner)
 	if lw.timeout <= 0 || !ok {
 		_, err := lw.w.Write(b)
@@ -254,9 +254,9 @@ func (lw *lineWriter) write(b []byte) error {
 	}
 }
 
-// flushed waits until every line handed to the stream is written (or the
+// Flushed waits until every line handed to the stream is written (or the
 // stream failed), at most timeout; it reports whether they were.
-func (lw *lineWriter) flushed(timeout time.Duration) bool {
+func (lw *Writer) Flushed(timeout time.Duration) bool {
 	done := make(chan struct{})
 	go func() {
 		lw.mu.Lock()
@@ -276,9 +276,9 @@ func (lw *lineWriter) flushed(timeout time.Duration) bool {
 	}
 }
 
-// abort fails every later write and wakes writers waiting for room; a write
+// Abort fails every later write and wakes writers waiting for room; a write
 // under way gets an immediate deadline when the stream has deadlines.
-func (lw *lineWriter) abort(err error) {
+func (lw *Writer) Abort(err error) {
 	lw.mu.Lock()
 	if lw.err == nil {
 		lw.err = err

@@ -1,6 +1,6 @@
 //go:build unix
 
-package runtime
+package pipe
 
 import (
 	"io"
@@ -42,9 +42,9 @@ func (p *rawPipe) SetReadDeadline(t time.Time) error {
 
 func (p *rawPipe) SetWriteDeadline(t time.Time) error { return p.f.SetWriteDeadline(t) }
 
-// rawIO returns f as a rawPipe when it is a non-blocking pipe or socket
+// Raw returns f as a rawPipe when it is a non-blocking pipe or socket
 // (what os.Pipe and Pollable return); anything else as it is.
-func rawIO[T any](f T) T {
+func Raw[T any](f T) T {
 	file, ok := any(f).(*os.File)
 	if !ok {
 		return f

@@ -1,11 +1,21 @@
-package runtime
+package pipe
 
 import (
+	"io"
 	"sync/atomic"
 	"time"
 )
 
-// MaxSpin is the longest Options.Spin: a longer spin would only burn CPU
+// Readers returns a run's two readers, the client's and the server's, as
+// raw pipes sharing one spinner when they are pipes and spinning can help
+// (see spinner); a window of 0 or less never spins.
+func Readers(window time.Duration, client, server io.Reader) (io.Reader, io.Reader) {
+	client, server = Raw(client), Raw(server)
+	newSpinner(window, client, server)
+	return client, server
+}
+
+// MaxSpin is the longest spin window (runtime.Options.Spin): a longer spin would only burn CPU
 // while a Close or shutdown waits for the reader to come back.
 const MaxSpin = time.Millisecond
 

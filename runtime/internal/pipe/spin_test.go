@@ -1,10 +1,11 @@
 //go:build linux
 
-package runtime
+package pipe
 
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,11 +15,35 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/mcpform/mcpform/runtime/audit"
 )
 
 // testPipe returns an os.Pipe closed when the test ends.
+func TestMain(m *testing.M) {
+	if os.Getenv("MCPFORM_PIPE_STREAM") == "1" {
+		streamMain()
+	}
+	os.Exit(m.Run())
+}
+
+// streamMain is the writer of TestSpinDoesNotStarveThePoller, run as this
+// test binary re-executed: a line on stdout every ~30 µs for 400 ms, and
+// the time every 5 ms on descriptor 3.
+func streamMain() {
+	other := os.NewFile(3, "other")
+	end := time.Now().Add(400 * time.Millisecond)
+	var next time.Time
+	for now := time.Now(); now.Before(end); now = time.Now() {
+		os.Stdout.Write([]byte("x\n"))
+		if !now.Before(next) {
+			fmt.Fprintf(other, "%d\n", time.Now().UnixNano())
+			next = now.Add(5 * time.Millisecond)
+		}
+		for t := time.Now(); time.Since(t) < 30*time.Microsecond; {
+		}
+	}
+	os.Exit(0)
+}
+
 func testPipe(t *testing.T) (r, w *os.File) {
 	t.Helper()
 	r, w, err := os.Pipe()
@@ -35,8 +60,8 @@ func spinPipes(t *testing.T, window time.Duration) (a, b *rawPipe, wa, wb *os.Fi
 	t.Helper()
 	ra, wa := testPipe(t)
 	rb, wb := testPipe(t)
-	a, _ = rawIO[io.Reader](ra).(*rawPipe)
-	b, _ = rawIO[io.Reader](rb).(*rawPipe)
+	a, _ = Raw[io.Reader](ra).(*rawPipe)
+	b, _ = Raw[io.Reader](rb).(*rawPipe)
 	if a == nil || b == nil {
 		t.Fatal("os.Pipe's read ends are not raw pipes")
 	}
@@ -202,21 +227,12 @@ func TestSpinningReads(t *testing.T) {
 }
 
 // A run's two readers are raw pipes sharing one spinner with the run's
-// default window, wherever two CPUs are there to spin on.
-func TestRunReadersSpin(t *testing.T) {
-	p, err := newProxy(Options{Name: "s", Entry: fuzzEntry(t, false), Audit: &audit.Log{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.opts.Spin != DefaultSpin {
-		t.Fatalf("default Spin = %v; want DefaultSpin", p.opts.Spin)
-	}
-	if q, err := newProxy(Options{Name: "s", Entry: fuzzEntry(t, false), Audit: &audit.Log{}, Spin: time.Second}); err != nil || q.opts.Spin != MaxSpin {
-		t.Fatalf("Spin of a second = %v; want MaxSpin", q.opts.Spin)
-	}
+// window, wherever two CPUs are there to spin on.
+func TestReadersSpin(t *testing.T) {
+	const window = 100 * time.Microsecond
 	rc, _ := testPipe(t)
 	rs, _ := testPipe(t)
-	client, server := spinReaders(p.opts.Spin, rc, rs)
+	client, server := Readers(window, rc, rs)
 	c, ok1 := client.(*rawPipe)
 	s, ok2 := server.(*rawPipe)
 	if !ok1 || !ok2 {
@@ -229,11 +245,11 @@ func TestRunReadersSpin(t *testing.T) {
 		}
 		return
 	}
-	if c.spin == nil || c.spin != s.spin || c.spin.window != DefaultSpin || len(c.spin.fds) != 2 {
-		t.Errorf("the run's readers do not share one spinner over both pipes with the default window")
+	if c.spin == nil || c.spin != s.spin || c.spin.window != window || len(c.spin.fds) != 2 {
+		t.Errorf("the run's readers do not share one spinner over both pipes with the window")
 	}
-	if _, server := spinReaders(-1, rc, rs); server.(*rawPipe).spin != nil {
-		t.Error("a negative Spin still spins")
+	if _, server := Readers(-1, rc, rs); server.(*rawPipe).spin != nil {
+		t.Error("a negative window still spins")
 	}
 }
 
@@ -318,7 +334,7 @@ func TestSpinDoesNotStarveThePoller(t *testing.T) {
 		t.Fatal(err)
 	}
 	writer := exec.Command(exe)
-	writer.Env = append(os.Environ(), "MCPFORM_RUNTIME_STREAM=1")
+	writer.Env = append(os.Environ(), "MCPFORM_PIPE_STREAM=1")
 	writer.Stdout, writer.ExtraFiles = wa, []*os.File{wc}
 	if err := writer.Start(); err != nil {
 		t.Fatal(err)
@@ -337,7 +353,7 @@ func TestSpinDoesNotStarveThePoller(t *testing.T) {
 		}
 		delays <- d
 	}()
-	a, _ := rawIO[io.Reader](ra).(*rawPipe)
+	a, _ := Raw[io.Reader](ra).(*rawPipe)
 	s := spinOver(MaxSpin, a)
 	if s == nil {
 		t.Fatal("no spinning raw pipe")

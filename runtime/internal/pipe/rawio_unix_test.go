@@ -1,6 +1,6 @@
 //go:build unix
 
-package runtime
+package pipe
 
 import (
 	"io"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The pipes the proxy reads and writes are raw pipes: if rawIO fell back to
+// The pipes the proxy reads and writes are raw pipes: if Raw fell back to
 // the plain file (a method missing for the interface asked for), every call
 // would wake Go's monitor thread again, and nothing else would show it.
 func TestRawIOWrapsPipes(t *testing.T) {
@@ -17,13 +17,13 @@ func TestRawIOWrapsPipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, ok := rawIO[io.WriteCloser](w).(*rawPipe); !ok {
-		t.Error("rawIO(io.WriteCloser) did not wrap a non-blocking pipe")
+	if _, ok := Raw[io.WriteCloser](w).(*rawPipe); !ok {
+		t.Error("Raw(io.WriteCloser) did not wrap a non-blocking pipe")
 	}
-	if _, ok := rawIO[io.Reader](r).(*rawPipe); !ok {
-		t.Error("rawIO(io.Reader) did not wrap a non-blocking pipe")
+	if _, ok := Raw[io.Reader](r).(*rawPipe); !ok {
+		t.Error("Raw(io.Reader) did not wrap a non-blocking pipe")
 	}
-	if _, ok := rawIO[io.Writer](w).(deadliner); !ok {
+	if _, ok := Raw[io.Writer](w).(deadliner); !ok {
 		t.Error("a raw pipe lost its write deadline")
 	}
 	f, err := os.CreateTemp(t.TempDir(), "regular")
@@ -31,8 +31,8 @@ func TestRawIOWrapsPipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, ok := rawIO[io.Writer](f).(*rawPipe); ok {
-		t.Error("rawIO wrapped a regular (blocking) file")
+	if _, ok := Raw[io.Writer](f).(*rawPipe); ok {
+		t.Error("Raw wrapped a regular (blocking) file")
 	}
 	w.Close()
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -22,37 +21,33 @@ type applyFlags struct {
 	planFile    string
 }
 
-func parseApplyFlags(args []string, stderr io.Writer) (*applyFlags, error) {
-	f := &applyFlags{}
-	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func parseApplyFlags(args []string, stderr io.Writer) (applyFlags, error) {
+	var f applyFlags
+	fs := newFlagSet("apply", stderr, `Usage: mcpform apply [flags] [PLANFILE]
+
+With PLANFILE (from mcpform plan -out), writes exactly that plan to mcp.lock and
+refuses it if mcp.hcl or the lock changed since. Without, plans, shows the plan
+and asks for "yes" (refused without a terminal or with -input=false, unless
+-auto-approve). It waits -lock-timeout for another apply writing the lock.
+`)
 	f.register(fs, true)
 	fs.BoolVar(&f.autoApprove, "auto-approve", false, "write the lock without asking (for automation after review)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform apply [flags] [PLANFILE]")
-		fmt.Fprintln(stderr, "\nWith PLANFILE (from mcpform plan -out), writes exactly that plan to mcp.lock and")
-		fmt.Fprintln(stderr, "refuses it if mcp.hcl or the lock changed since. Without, plans, shows the plan")
-		fmt.Fprintln(stderr, "and asks for \"yes\" (refused without a terminal or with -input=false, unless")
-		fmt.Fprintln(stderr, "-auto-approve). It waits -lock-timeout for another apply writing the lock.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
-		return nil, err
+		return f, err
 	}
 	var err error
 	if f.planFile, err = optionalArg(fs, stderr, "", "a saved plan"); err != nil {
-		return nil, err
+		return f, err
 	}
 	if !f.lock {
 		// terraform's -lock=false is for a state lock left behind by a
 		// process that died. mcp.lock's lock is flock(2) (LockFileEx on
 		// Windows): the kernel drops it with its holder, so it is never
 		// left behind, and writing without it could interleave two writes.
-		return nil, usageFailure(fs, stderr, "mcpform apply: -lock=false is not supported: the lock on mcp.lock is released by the kernel when its holder exits, so a held lock means another apply is writing it now; use -lock-timeout=DURATION to wait for it")
+		return f, usageFailure(fs, stderr, "mcpform apply: -lock=false is not supported: the lock on mcp.lock is released by the kernel when its holder exits, so a held lock means another apply is writing it now; use -lock-timeout=DURATION to wait for it")
 	}
 	if f.lockTimeout < 0 {
-		return nil, usageFailure(fs, stderr, "mcpform apply: -lock-timeout must not be negative")
+		return f, usageFailure(fs, stderr, "mcpform apply: -lock-timeout must not be negative")
 	}
 	return f, nil
 }
@@ -60,7 +55,7 @@ func parseApplyFlags(args []string, stderr io.Writer) (*applyFlags, error) {
 func runApply(ctx context.Context, io *stdio, args []string) int {
 	f, err := parseApplyFlags(args, io.err)
 	if err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	// Colour is decided per stream: the plan goes to stdout, diagnostics
 	// and errors to stderr.
@@ -68,8 +63,7 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 	var p *plan.Plan
 	if f.planFile != "" {
 		if p, err = plan.ReadFile(f.planFile); err != nil {
-			fmt.Fprintf(io.err, "Error: %v\n", err)
-			return exitError
+			return fail(io, err)
 		}
 		cfg, diags := lang.Load(".", f.options(io))
 		if diags.HasErrors() {
@@ -86,8 +80,7 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 			return code
 		}
 		if err := render.Human(io.out, p, render.Options{Color: color, Errors: io.err, ErrorsColor: errColor}); err != nil {
-			fmt.Fprintf(io.err, "Error: %v\n", err)
-			return exitError
+			return fail(io, err)
 		}
 		if errs := p.Errors(); len(errs) > 0 {
 			fmt.Fprintln(io.err, "\nError: the plan has errors; nothing was written.")
@@ -123,8 +116,7 @@ func runApply(ctx context.Context, io *stdio, args []string) int {
 		return exitError
 	}
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(io.out, "Note: %s\n", n)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -67,6 +68,44 @@ func takesValue(fs *flag.FlagSet, tok string) bool {
 		return false
 	}
 	return true
+}
+
+// newFlagSet returns the flag set of the command name, writing to stderr.
+// Its usage, printed for -h and after a flag it cannot parse, is usage
+// (the synopsis lines and what the command does, each line ending in a
+// newline) then, when the command has flags, a blank line and the flags
+// with their defaults: every command's help has that one shape, which
+// completion and the README test read.
+func newFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		io.WriteString(stderr, usage)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(stderr)
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseFailed is a command's exit code when its command line did not
+// parse: the parser has said why on stderr. -h is not a failure (the usage
+// it printed is what was asked for); anything else is a usage error.
+func parseFailed(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitUsage
+}
+
+// fail prints err as an "Error: " line on stderr and returns exitError:
+// the ending of every command that cannot go on.
+func fail(io *stdio, err error) int {
+	fmt.Fprintf(io.err, "Error: %v\n", err)
+	return exitError
 }
 
 // usageFailure reports a usage error the flag package cannot see (a

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"io"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,5 +50,37 @@ func TestParseArgsInterspersed(t *testing.T) {
 	fs.SetOutput(io.Discard)
 	if err := parseArgs(fs, []string{"a", "-nope"}); err == nil {
 		t.Error("an unknown flag after an argument parsed")
+	}
+}
+
+// parseCase is one row of a command's flag table: a command line and the
+// plain struct it parses into, or wantErr for a usage error.
+type parseCase[F any] struct {
+	args    []string
+	want    F
+	wantErr bool
+}
+
+// testParse runs a command's parse function over its table. A usage error
+// must say why on stderr; a command line that parses must give exactly the
+// struct wanted, unexported fields and all.
+func testParse[F any](t *testing.T, parse func([]string, io.Writer) (F, error), cases []parseCase[F]) {
+	t.Helper()
+	for _, tc := range cases {
+		var stderr bytes.Buffer
+		got, err := parse(tc.args, &stderr)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%q: error %v, want error %v", tc.args, err, tc.wantErr)
+			continue
+		}
+		if tc.wantErr {
+			if stderr.Len() == 0 {
+				t.Errorf("%q: a usage error, and nothing on stderr says why", tc.args)
+			}
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got, cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", tc.args, diff)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -26,44 +25,41 @@ type clientConfigFlags struct {
 	names   []string
 }
 
-func parseClientConfigFlags(args []string, stderr io.Writer) (*clientConfigFlags, error) {
-	f := &clientConfigFlags{}
+func parseClientConfigFlags(args []string, stderr io.Writer) (clientConfigFlags, error) {
+	var f clientConfigFlags
 	var client string
-	fs := flag.NewFlagSet("client-config", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("client-config", stderr, `Usage: mcpform client-config [-client NAME] [-lock FILE] [-write] [-file PATH] [-mcpform PATH] [NAME...]
+
+Prints the client configuration that launches `+"`mcpform run -lock LOCK NAME`"+` for every locked
+server (or the NAMEs), with absolute paths, ready to paste. With -write it updates the client's
+file instead: it shows the diff, keeps a backup and replaces only the entries with the same
+names, keeping their env; every other key and server, comments, layout, a byte order mark
+and CRLF line endings stay as they were. In a workspace's .vscode/mcp.json or .cursor/mcp.json,
+a file teams commit, paths under the workspace are written ${workspaceFolder}/... and others
+under your home ${userHome}/..., which the editor expands. The backup goes to
+$XDG_STATE_HOME/mcpform/backups (default ~/.local/state/mcpform/backups), never beside the file.
+
+Usual files: claude ~/.config/Claude/claude_desktop_config.json (Linux) or
+~/Library/Application Support/Claude/claude_desktop_config.json (macOS); claude-code ./.mcp.json;
+vscode ./.vscode/mcp.json; cursor ./.cursor/mcp.json.
+`)
 	fs.StringVar(&client, "client", string(onboard.ClaudeDesktop), "the client: claude (Claude Desktop), claude-code, vscode or cursor")
 	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock whose servers the client should launch")
 	fs.BoolVar(&f.write, "write", false, "update the client's file in place (shows the diff, keeps a backup in mcpform's state directory)")
 	fs.StringVar(&f.file, "file", "", "the client file -write updates (default: the client's usual file)")
 	fs.StringVar(&f.mcpform, "mcpform", "", "the mcpform binary the client launches (default: this one)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform client-config [-client NAME] [-lock FILE] [-write] [-file PATH] [-mcpform PATH] [NAME...]")
-		fmt.Fprintln(stderr, "\nPrints the client configuration that launches `mcpform run -lock LOCK NAME` for every locked")
-		fmt.Fprintln(stderr, "server (or the NAMEs), with absolute paths, ready to paste. With -write it updates the client's")
-		fmt.Fprintln(stderr, "file instead: it shows the diff, keeps a backup and replaces only the entries with the same")
-		fmt.Fprintln(stderr, "names, keeping their env; every other key and server, comments, layout, a byte order mark")
-		fmt.Fprintln(stderr, "and CRLF line endings stay as they were. In a workspace's .vscode/mcp.json or .cursor/mcp.json,")
-		fmt.Fprintln(stderr, "a file teams commit, paths under the workspace are written ${workspaceFolder}/... and others")
-		fmt.Fprintln(stderr, "under your home ${userHome}/..., which the editor expands. The backup goes to")
-		fmt.Fprintln(stderr, "$XDG_STATE_HOME/mcpform/backups (default ~/.local/state/mcpform/backups), never beside the file.")
-		fmt.Fprintln(stderr, "\nUsual files: claude ~/.config/Claude/claude_desktop_config.json (Linux) or")
-		fmt.Fprintln(stderr, "~/Library/Application Support/Claude/claude_desktop_config.json (macOS); claude-code ./.mcp.json;")
-		fmt.Fprintln(stderr, "vscode ./.vscode/mcp.json; cursor ./.cursor/mcp.json.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
-		return nil, err
+		return f, err
 	}
 	c, err := onboard.ParseClient(client)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpform client-config: -client: %v\n", err)
-		return nil, err
+		return f, err
 	}
 	f.client = c
 	if f.file != "" && !f.write {
 		fmt.Fprintln(stderr, "mcpform client-config: -file is the file -write updates; add -write")
-		return nil, errors.New("-file without -write")
+		return f, errors.New("-file without -write")
 	}
 	f.names = fs.Args()
 	return f, nil
@@ -72,22 +68,19 @@ func parseClientConfigFlags(args []string, stderr io.Writer) (*clientConfigFlags
 func runClientConfig(_ context.Context, io *stdio, args []string) int {
 	f, err := parseClientConfigFlags(args, io.err)
 	if err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	lf, names, err := loadServers(f.lock, f.names)
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	lockPath, err := filepath.Abs(f.lock)
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	bin, err := mcpformBinary(f.mcpform, io.err)
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	launches := onboard.Launches(bin, lockPath, names)
 	need := map[string][]string{}
@@ -121,8 +114,7 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 	current, err := os.ReadFile(file)
 	exists := err == nil
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	merged, err := onboard.Merge(f.client, current, launches)
 	if err != nil {
@@ -143,8 +135,7 @@ func runClientConfig(_ context.Context, io *stdio, args []string) int {
 		}
 		fmt.Fprintf(io.err, "Backup: %s\n", display(backup, env))
 	} else if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	if err := writeFileAtomic(file, merged, 0o600); err != nil {
 		fmt.Fprintf(io.err, "Error: writing %s: %v\n", display(file, env), err)

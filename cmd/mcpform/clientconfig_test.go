@@ -12,19 +12,14 @@ import (
 )
 
 func TestParseClientConfigFlags(t *testing.T) {
-	f, err := parseClientConfigFlags([]string{"-client", "vscode", "-lock", "x.lock", "-write", "-file", "f.json", "-mcpform", "/bin/m", "a", "b"}, new(bytes.Buffer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := clientConfigFlags{client: "vscode", lock: "x.lock", write: true, file: "f.json", mcpform: "/bin/m", names: []string{"a", "b"}}
-	if diff := cmp.Diff(want, *f, cmp.AllowUnexported(clientConfigFlags{})); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	for _, args := range [][]string{{"-client", "emacs"}, {"-file", "x"}, {"-nope"}} {
-		if _, err := parseClientConfigFlags(args, new(bytes.Buffer)); err == nil {
-			t.Errorf("%q: no error", args)
-		}
-	}
+	testParse(t, parseClientConfigFlags, []parseCase[clientConfigFlags]{
+		{args: nil, want: clientConfigFlags{client: "claude", lock: "mcp.lock", names: []string{}}},
+		{args: []string{"-client", "vscode", "-lock", "x.lock", "-write", "-file", "f.json", "-mcpform", "/bin/m", "a", "b"},
+			want: clientConfigFlags{client: "vscode", lock: "x.lock", write: true, file: "f.json", mcpform: "/bin/m", names: []string{"a", "b"}}},
+		{args: []string{"-client", "emacs"}, wantErr: true},
+		{args: []string{"-file", "x"}, wantErr: true},
+		{args: []string{"-nope"}, wantErr: true},
+	})
 }
 
 // TestClientConfigWriteBackup checks what a script cannot: the backup holds

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"regexp"
@@ -21,24 +20,20 @@ type completionFlags struct {
 	lock    string
 }
 
-func parseCompletionFlags(args []string, stderr io.Writer) (*completionFlags, error) {
-	f := &completionFlags{}
-	fs := flag.NewFlagSet("completion", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func parseCompletionFlags(args []string, stderr io.Writer) (completionFlags, error) {
+	var f completionFlags
+	fs := newFlagSet("completion", stderr, `Usage: mcpform completion bash|zsh
+       mcpform completion -servers [-lock FILE]
+
+Prints a shell completion script for commands, their flags and, for run, verify, show
+and client-config, the server names in mcp.lock. Load it with:
+  bash: source <(mcpform completion bash)    (or save it in /etc/bash_completion.d/mcpform)
+  zsh:  source <(mcpform completion zsh)
+`)
 	fs.BoolVar(&f.servers, "servers", false, "print the server names in the lock, one a line (the scripts call this)")
 	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock -servers reads")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform completion bash|zsh")
-		fmt.Fprintln(stderr, "       mcpform completion -servers [-lock FILE]")
-		fmt.Fprintln(stderr, "\nPrints a shell completion script for commands, their flags and, for run, verify, show")
-		fmt.Fprintln(stderr, "and client-config, the server names in mcp.lock. Load it with:")
-		fmt.Fprintln(stderr, "  bash: source <(mcpform completion bash)    (or save it in /etc/bash_completion.d/mcpform)")
-		fmt.Fprintln(stderr, "  zsh:  source <(mcpform completion zsh)")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
-		return nil, err
+		return f, err
 	}
 	switch {
 	case f.servers && fs.NArg() == 0:
@@ -46,7 +41,7 @@ func parseCompletionFlags(args []string, stderr io.Writer) (*completionFlags, er
 		f.shell = fs.Arg(0)
 	default:
 		fs.Usage()
-		return nil, fmt.Errorf("want bash or zsh")
+		return f, fmt.Errorf("want bash or zsh")
 	}
 	return f, nil
 }
@@ -54,7 +49,7 @@ func parseCompletionFlags(args []string, stderr io.Writer) (*completionFlags, er
 func runCompletion(ctx context.Context, io *stdio, args []string) int {
 	f, err := parseCompletionFlags(args, io.err)
 	if err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	if f.servers {
 		lf, err := lock.Load(f.lock)
@@ -73,8 +68,7 @@ func runCompletion(ctx context.Context, io *stdio, args []string) int {
 	}
 	script, err := completionScript(ctx, f.shell)
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	io.out.Write(script)
 	return exitOK

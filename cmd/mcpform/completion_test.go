@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"testing"
@@ -10,33 +9,15 @@ import (
 )
 
 func TestParseCompletionFlags(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want *completionFlags
-	}{
-		{[]string{"bash"}, &completionFlags{shell: "bash", lock: "mcp.lock"}},
-		{[]string{"zsh"}, &completionFlags{shell: "zsh", lock: "mcp.lock"}},
-		{[]string{"-servers", "-lock", "x.lock"}, &completionFlags{servers: true, lock: "x.lock"}},
-		{nil, nil},
-		{[]string{"fish"}, nil},
-		{[]string{"bash", "zsh"}, nil},
-		{[]string{"-servers", "bash"}, nil},
-	} {
-		got, err := parseCompletionFlags(tc.args, new(bytes.Buffer))
-		if tc.want == nil {
-			if err == nil {
-				t.Errorf("%q: no error", tc.args)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tc.args, err)
-			continue
-		}
-		if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(completionFlags{})); diff != "" {
-			t.Errorf("%q (-want +got):\n%s", tc.args, diff)
-		}
-	}
+	testParse(t, parseCompletionFlags, []parseCase[completionFlags]{
+		{args: []string{"bash"}, want: completionFlags{shell: "bash", lock: "mcp.lock"}},
+		{args: []string{"zsh"}, want: completionFlags{shell: "zsh", lock: "mcp.lock"}},
+		{args: []string{"-servers", "-lock", "x.lock"}, want: completionFlags{servers: true, lock: "x.lock"}},
+		{args: nil, wantErr: true},
+		{args: []string{"fish"}, wantErr: true},
+		{args: []string{"bash", "zsh"}, wantErr: true},
+		{args: []string{"-servers", "bash"}, wantErr: true},
+	})
 }
 
 // TestCommandFlags checks that every command answers -h with its flags in

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,12 +16,11 @@ type explainFlags struct {
 
 func parseExplainFlags(args []string, stderr io.Writer) (explainFlags, error) {
 	var f explainFlags
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform explain [RULE]")
-		fmt.Fprintln(stderr, "\nPrints what a rule id in a plan means: its grade, drift class, whether it is\nsecurity-relevant, and an example. Without RULE, lists every rule.")
-	}
+	fs := newFlagSet("explain", stderr, `Usage: mcpform explain [RULE]
+
+Prints what a rule id in a plan means: its grade, drift class, whether it is
+security-relevant, and an example. Without RULE, lists every rule.
+`)
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
@@ -35,7 +33,7 @@ func parseExplainFlags(args []string, stderr io.Writer) (explainFlags, error) {
 func runExplain(_ context.Context, io *stdio, args []string) int {
 	f, err := parseExplainFlags(args, io.err)
 	if err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	if f.rule == "" {
 		for _, r := range plan.Rules() {

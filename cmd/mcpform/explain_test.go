@@ -1,34 +1,15 @@
 package main
 
 import (
-	"io"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseExplainFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    explainFlags
-		wantErr bool
-	}{
-		{nil, explainFlags{}, false},
-		{[]string{"MCP-TOOL-REMOVED"}, explainFlags{rule: "MCP-TOOL-REMOVED"}, false},
-		{[]string{"mcp-tool-removed"}, explainFlags{rule: "MCP-TOOL-REMOVED"}, false},
-		{[]string{"A", "B"}, explainFlags{}, true},
-		{[]string{"-x"}, explainFlags{}, true},
-	}
-	for _, tt := range tests {
-		got, err := parseExplainFlags(tt.args, io.Discard)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("parseExplainFlags(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
-			continue
-		}
-		if err == nil {
-			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(explainFlags{})); d != "" {
-				t.Errorf("parseExplainFlags(%q) (-want +got):\n%s", tt.args, d)
-			}
-		}
-	}
+	testParse(t, parseExplainFlags, []parseCase[explainFlags]{
+		{args: nil, want: explainFlags{}},
+		{args: []string{"MCP-TOOL-REMOVED"}, want: explainFlags{rule: "MCP-TOOL-REMOVED"}},
+		{args: []string{"mcp-tool-removed"}, want: explainFlags{rule: "MCP-TOOL-REMOVED"}},
+		{args: []string{"A", "B"}, wantErr: true},
+		{args: []string{"-x"}, wantErr: true},
+	})
 }

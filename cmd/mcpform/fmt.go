@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -35,20 +33,19 @@ type fmtFlags struct {
 
 func parseFmtFlags(args []string, stderr io.Writer) (fmtFlags, error) {
 	var f fmtFlags
-	fs := flag.NewFlagSet("fmt", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("fmt", stderr, `Usage: mcpform fmt [-check] [-diff] [-list=false] [-write=false] [-recursive] [FILE|DIR|-]...
+
+Rewrites HCL files (*.hcl: mcp.hcl, *.mcp.hcl, variable files) in the canonical style.
+A file that does not parse is reported and left alone. "-" formats standard input to
+standard output. Exit status: 0 done, 1 a file could not be read or parsed or a usage
+error, 3 with -check when a file is not formatted.
+`)
 	fs.BoolVar(&f.check, "check", false, "change nothing; exit 3 if a file is not formatted")
 	fs.BoolVar(&f.diff, "diff", false, "print the changes as a unified diff")
 	fs.BoolVar(&f.list, "list", true, "print the names of files whose formatting differs")
 	fs.BoolVar(&f.write, "write", true, "write the result to the file (false with -check or for standard input)")
 	fs.BoolVar(&f.recursive, "recursive", false, "also format files in subdirectories")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform fmt [-check] [-diff] [-list=false] [-write=false] [-recursive] [FILE|DIR|-]...")
-		fmt.Fprintln(stderr, "\nRewrites HCL files (*.hcl: mcp.hcl, *.mcp.hcl, variable files) in the canonical style.\nA file that does not parse is reported and left alone. \"-\" formats standard input to\nstandard output. Exit status: 0 done, 1 a file could not be read or parsed or a usage\nerror, 3 with -check when a file is not formatted.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
@@ -70,10 +67,7 @@ func parseFmtFlags(args []string, stderr io.Writer) (fmtFlags, error) {
 func runFmt(_ context.Context, io *stdio, args []string) int {
 	f, err := parseFmtFlags(args, io.err)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+		return parseFailed(err)
 	}
 	r := &fmtRun{f: f, io: io, color: useColor(io, io.err, f.noColor)}
 	if f.targets[0] == "-" {

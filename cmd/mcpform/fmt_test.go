@@ -1,41 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseFmtFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    fmtFlags
-		wantErr bool
-	}{
+	testParse(t, parseFmtFlags, []parseCase[fmtFlags]{
 		{args: nil, want: fmtFlags{list: true, write: true, targets: []string{"."}}},
 		{args: []string{"-check"}, want: fmtFlags{check: true, list: true, targets: []string{"."}}},
 		{args: []string{"-diff", "-recursive", "a", "b.hcl"}, want: fmtFlags{diff: true, recursive: true, list: true, write: true, targets: []string{"a", "b.hcl"}}},
 		{args: []string{"-list=false", "-write=false", "-"}, want: fmtFlags{targets: []string{"-"}}},
 		{args: []string{"-", "x"}, wantErr: true},
 		{args: []string{"-nope"}, wantErr: true},
-	}
-	for _, tt := range tests {
-		got, err := parseFmtFlags(tt.args, &bytes.Buffer{})
-		if (err != nil) != tt.wantErr {
-			t.Errorf("parseFmtFlags(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
-			continue
-		}
-		if tt.wantErr {
-			continue
-		}
-		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(fmtFlags{})); diff != "" {
-			t.Errorf("parseFmtFlags(%q) (-want +got):\n%s", tt.args, diff)
-		}
-	}
+	})
 }
 
 func TestFmtExitCodes(t *testing.T) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,37 +21,34 @@ type importFlags struct {
 	file   string
 }
 
-func parseImportFlags(args []string, stderr io.Writer) (*importFlags, error) {
-	f := &importFlags{}
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func parseImportFlags(args []string, stderr io.Writer) (importFlags, error) {
+	var f importFlags
+	fs := newFlagSet("import", stderr, `Usage: mcpform import [-o FILE] [-force] [-client NAME] [FILE]
+
+Reads an MCP client's configuration (Claude Desktop, Claude Code .mcp.json, VS Code
+.vscode/mcp.json, Cursor .cursor/mcp.json) and writes the equivalent mcp.hcl: one server
+block per stdio server, environment variable names only (values are never copied).
+Warnings on stderr name what to fix: unpinned npx/uvx packages, relative and Windows
+paths, HTTP/SSE servers (not supported yet), renamed servers.
+
+With no FILE it reads the first of ./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json,
+Claude Desktop's claude_desktop_config.json and ~/.cursor/mcp.json that exists.
+It writes ./mcp.hcl and never overwrites an existing file without -force.
+`)
 	fs.StringVar(&f.out, "o", lang.ConfigFile, `where to write the mcp.hcl; "-" prints it`)
 	fs.BoolVar(&f.force, "force", false, "overwrite the output file if it exists")
 	fs.StringVar(&f.client, "client", "", "the client whose configuration to read: claude, claude-code, vscode or cursor (default: any client's usual file; for FILE, from its name and keys)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform import [-o FILE] [-force] [-client NAME] [FILE]")
-		fmt.Fprintln(stderr, "\nReads an MCP client's configuration (Claude Desktop, Claude Code .mcp.json, VS Code")
-		fmt.Fprintln(stderr, ".vscode/mcp.json, Cursor .cursor/mcp.json) and writes the equivalent mcp.hcl: one server")
-		fmt.Fprintln(stderr, "block per stdio server, environment variable names only (values are never copied).")
-		fmt.Fprintln(stderr, "Warnings on stderr name what to fix: unpinned npx/uvx packages, relative and Windows")
-		fmt.Fprintln(stderr, "paths, HTTP/SSE servers (not supported yet), renamed servers.")
-		fmt.Fprintln(stderr, "\nWith no FILE it reads the first of ./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json,")
-		fmt.Fprintln(stderr, "Claude Desktop's claude_desktop_config.json and ~/.cursor/mcp.json that exists.")
-		fmt.Fprintln(stderr, "It writes ./mcp.hcl and never overwrites an existing file without -force.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
-		return nil, err
+		return f, err
 	}
 	var err error
 	if f.file, err = optionalArg(fs, stderr, "", "a client configuration file"); err != nil {
-		return nil, err
+		return f, err
 	}
 	if f.client != "" {
 		if _, err := onboard.ParseClient(f.client); err != nil {
 			fmt.Fprintf(stderr, "mcpform import: -client: %v\n", err)
-			return nil, err
+			return f, err
 		}
 	}
 	return f, nil
@@ -61,7 +57,7 @@ func parseImportFlags(args []string, stderr io.Writer) (*importFlags, error) {
 func runImport(_ context.Context, io *stdio, args []string) int {
 	f, err := parseImportFlags(args, io.err)
 	if err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	if f.out != "-" && !f.force {
 		if _, err := os.Lstat(f.out); err == nil {
@@ -108,8 +104,7 @@ func runImport(_ context.Context, io *stdio, args []string) int {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	res, err := onboard.Import(data, onboard.Options{Source: display(path, env), Client: client, RequiredVersion: ">= " + version})
 	if err != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -19,15 +17,14 @@ type initFlags struct {
 
 func parseInitFlags(args []string, stderr io.Writer) (initFlags, error) {
 	var f initFlags
-	fs := flag.NewFlagSet("init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("init", stderr, fmt.Sprintf(`Usage: mcpform init [-upgrade] [-no-color] [DIR]
+
+Fetches the git modules of the configuration in DIR (default .) into %s and
+records the source, ref and commit of each in %s, so that plan and
+validate work offline. Local modules need no init.
+`, lang.ModulesDir, lang.ManifestFile))
 	fs.BoolVar(&f.upgrade, "upgrade", false, "fetch every git module again, even if already fetched")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform init [-upgrade] [-no-color] [DIR]")
-		fmt.Fprintf(stderr, "\nFetches the git modules of the configuration in DIR (default .) into %s and\nrecords the source, ref and commit of each in %s, so that plan and\nvalidate work offline. Local modules need no init.\n\n", lang.ModulesDir, lang.ManifestFile)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
@@ -39,10 +36,7 @@ func parseInitFlags(args []string, stderr io.Writer) (initFlags, error) {
 func runInit(ctx context.Context, io *stdio, args []string) int {
 	f, err := parseInitFlags(args, io.err)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+		return parseFailed(err)
 	}
 	fmt.Fprintln(io.out, "Initializing modules...")
 	entries, files, diags := lang.InstallModules(ctx, f.dir, lang.InstallOptions{Upgrade: f.upgrade, Log: io.out})

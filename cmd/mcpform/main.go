@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -162,7 +161,5 @@ func optionalArg(fs *flag.FlagSet, stderr io.Writer, def, what string) (string, 
 	case 1:
 		return fs.Arg(0), nil
 	}
-	fmt.Fprintf(stderr, "mcpform %s takes at most one argument, %s\n\n", fs.Name(), what)
-	fs.Usage()
-	return "", errors.New("too many arguments")
+	return "", usageFailure(fs, stderr, "mcpform %s takes at most one argument, %s", fs.Name(), what)
 }

@@ -76,31 +76,27 @@ type planFlags struct {
 	detailedExitcode bool
 }
 
-func parsePlanFlags(args []string, stderr io.Writer) (*planFlags, error) {
-	f := &planFlags{}
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func parsePlanFlags(args []string, stderr io.Writer) (planFlags, error) {
+	var f planFlags
+	fs := newFlagSet("plan", stderr, `Usage: mcpform plan [flags]
+
+Probes every server of mcp.hcl and shows how the configuration and each live
+surface differ from mcp.lock. Writes nothing but the -out file.
+`)
 	f.register(fs, false)
 	fs.StringVar(&f.out, "out", "", "save the plan to FILE for mcpform apply FILE (not a plan with errors)")
 	fs.StringVar(&f.sarif, "sarif", "", "also write the plan's definitional changes to FILE as SARIF 2.1.0, for code scanning")
 	fs.BoolVar(&f.json, "json", false, "print the plan as JSON (see plan/render/JSON.md)")
 	fs.BoolVar(&f.markdown, "markdown", false, "print the plan as markdown, for a pull-request comment")
 	fs.BoolVar(&f.detailedExitcode, "detailed-exitcode", false, "exit 0 without changes, 1 on error, 2 with changes")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform plan [flags]")
-		fmt.Fprintln(stderr, "\nProbes every server of mcp.hcl and shows how the configuration and each live")
-		fmt.Fprintln(stderr, "surface differ from mcp.lock. Writes nothing but the -out file.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
-		return nil, err
+		return f, err
 	}
 	if fs.NArg() > 0 {
-		return nil, usageFailure(fs, stderr, "mcpform plan takes no arguments (got %q); use -target NAME", fs.Arg(0))
+		return f, usageFailure(fs, stderr, "mcpform plan takes no arguments (got %q); use -target NAME", fs.Arg(0))
 	}
 	if f.json && f.markdown {
-		return nil, usageFailure(fs, stderr, "mcpform plan: -json and -markdown cannot be used together")
+		return f, usageFailure(fs, stderr, "mcpform plan: -json and -markdown cannot be used together")
 	}
 	return f, nil
 }
@@ -108,7 +104,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (*planFlags, error) {
 func runPlan(ctx context.Context, io *stdio, args []string) int {
 	f, err := parsePlanFlags(args, io.err)
 	if err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	p, cfg, code := makePlan(ctx, io, &f.configFlags)
 	if p == nil {
@@ -116,16 +112,14 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 	}
 	if f.sarif != "" {
 		if err := writeSARIF(f.sarif, p, cfg); err != nil {
-			fmt.Fprintf(io.err, "Error: %v\n", err)
-			return exitError
+			return fail(io, err)
 		}
 	}
 	// As terraform, a plan with errors is not saved: apply would refuse it,
 	// and a file from an earlier plan at f.out is left as it was.
 	if f.out != "" && len(p.Errors()) == 0 {
 		if err := plan.Save(f.out, p); err != nil {
-			fmt.Fprintf(io.err, "Error: %v\n", err)
-			return exitError
+			return fail(io, err)
 		}
 	}
 	switch {
@@ -140,8 +134,7 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	if errs := p.Errors(); len(errs) > 0 {
 		if f.json || f.markdown {
@@ -174,8 +167,7 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 	}
 	current, data, err := readLock(cfg.Lockfile)
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return nil, nil, exitError
+		return nil, nil, fail(io, err)
 	}
 	if !checkTargets(io, f.targets, cfg, current) {
 		return nil, nil, exitError
@@ -198,12 +190,10 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 	})
 	progress.Close()
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return nil, nil, exitError
+		return nil, nil, fail(io, err)
 	}
 	if err := plan.Finish(p, current, "mcpform "+version); err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return nil, nil, exitError
+		return nil, nil, fail(io, err)
 	}
 	return p, cfg, exitOK
 }

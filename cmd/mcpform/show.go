@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,24 +22,20 @@ type showFlags struct {
 	names   []string
 }
 
-func parseShowFlags(args []string, stderr io.Writer) (*showFlags, error) {
-	f := &showFlags{}
-	fs := flag.NewFlagSet("show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func parseShowFlags(args []string, stderr io.Writer) (showFlags, error) {
+	var f showFlags
+	fs := newFlagSet("show", stderr, `Usage: mcpform show [-lock FILE] [-json] [NAME...]
+       mcpform show [-json] [-no-color] PLANFILE
+
+Prints the reviewed surface pinned in mcp.lock, after verifying its digests. Given a
+plan saved by mcpform plan -out (or a lock file), prints that instead, as plan printed
+it (-json: as plan -json). A file is told from a server name by its content.
+`)
 	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock file to show")
 	fs.BoolVar(&f.json, "json", false, "print the verified entries (or the saved plan) as JSON")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform show [-lock FILE] [-json] [NAME...]")
-		fmt.Fprintln(stderr, "       mcpform show [-json] [-no-color] PLANFILE")
-		fmt.Fprintln(stderr, "\nPrints the reviewed surface pinned in mcp.lock, after verifying its digests. Given a")
-		fmt.Fprintln(stderr, "plan saved by mcpform plan -out (or a lock file), prints that instead, as plan printed")
-		fmt.Fprintln(stderr, "it (-json: as plan -json). A file is told from a server name by its content.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
-		return nil, err
+		return f, err
 	}
 	f.names = fs.Args()
 	return f, nil
@@ -49,7 +44,7 @@ func parseShowFlags(args []string, stderr io.Writer) (*showFlags, error) {
 func runShow(_ context.Context, io *stdio, args []string) int {
 	f, err := parseShowFlags(args, io.err)
 	if err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	if len(f.names) > 0 {
 		switch kind, path := sniffFile(f.names[0]), f.names[0]; {
@@ -66,7 +61,7 @@ func runShow(_ context.Context, io *stdio, args []string) int {
 	}
 	lf, names, err := loadServers(f.lock, f.names)
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
+		fail(io, err)
 		if len(f.names) == 1 && sniffFile(f.names[0]) == otherFile {
 			fmt.Fprintf(io.err, "%s is a file, but neither a plan saved by mcpform plan -out nor a lock.\n", escape.String(f.names[0]))
 		}
@@ -79,8 +74,7 @@ func runShow(_ context.Context, io *stdio, args []string) int {
 		}
 		data, err := lock.Marshal(sub)
 		if err != nil {
-			fmt.Fprintf(io.err, "Error: %v\n", err)
-			return exitError
+			return fail(io, err)
 		}
 		io.out.Write(data)
 		return exitOK
@@ -96,11 +90,10 @@ func runShow(_ context.Context, io *stdio, args []string) int {
 
 // showPlan prints a saved plan as plan printed it: the human plan, or with
 // -json the plan's JSON form.
-func showPlan(io *stdio, path string, f *showFlags) int {
+func showPlan(io *stdio, path string, f showFlags) int {
 	p, err := plan.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	if f.json {
 		err = render.JSON(io.out, p)
@@ -108,8 +101,7 @@ func showPlan(io *stdio, path string, f *showFlags) int {
 		err = render.Human(io.out, p, render.Options{Color: useColor(io, io.out, f.noColor), Errors: io.err, ErrorsColor: useColor(io, io.err, f.noColor)})
 	}
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	return exitOK
 }

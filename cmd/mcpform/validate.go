@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,17 +53,15 @@ type validateFlags struct {
 
 func parseValidateFlags(args []string, stderr io.Writer) (validateFlags, error) {
 	var f validateFlags
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("validate", stderr, `Usage: mcpform validate [-json] [-no-color] [-var NAME=VALUE] [-var-file FILE] [DIR]
+
+Checks mcp.hcl (and *.mcp.hcl) in DIR (default .): syntax, types, references,
+modules and policy, evaluating everything as plan would, without starting a server.
+Exit status: 0 valid, 1 invalid or a usage error.
+`)
 	fs.BoolVar(&f.json, "json", false, "print the result as JSON (terraform validate -json's shape)")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
 	f.vars.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform validate [-json] [-no-color] [-var NAME=VALUE] [-var-file FILE] [DIR]")
-		fmt.Fprintln(stderr, "\nChecks mcp.hcl (and *.mcp.hcl) in DIR (default .): syntax, types, references,\nmodules and policy, evaluating everything as plan would, without starting a server.\nExit status: 0 valid, 1 invalid or a usage error.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
@@ -76,10 +73,7 @@ func parseValidateFlags(args []string, stderr io.Writer) (validateFlags, error) 
 func runValidate(_ context.Context, io *stdio, args []string) int {
 	f, err := parseValidateFlags(args, io.err)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+		return parseFailed(err)
 	}
 	// Like terraform validate, without values for the root variables:
 	// those not given are unknown, and what depends on them is checked by

@@ -7,16 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseValidateFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		want    validateFlags
-		wantErr bool
-	}{
+	testParse(t, parseValidateFlags, []parseCase[validateFlags]{
 		{args: nil, want: validateFlags{dir: "."}},
 		{args: []string{"-json", "sub"}, want: validateFlags{json: true, dir: "sub"}},
 		{args: []string{"-no-color", "-var", "a=1", "-var", "b=x=y", "-var-file", "f.hcl", "-var-file", "g.json"},
@@ -26,20 +20,7 @@ func TestParseValidateFlags(t *testing.T) {
 		{args: []string{"-var", "novalue"}, wantErr: true},
 		{args: []string{"a", "b"}, wantErr: true},
 		{args: []string{"-nope"}, wantErr: true},
-	}
-	for _, tt := range tests {
-		got, err := parseValidateFlags(tt.args, &bytes.Buffer{})
-		if (err != nil) != tt.wantErr {
-			t.Errorf("parseValidateFlags(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
-			continue
-		}
-		if tt.wantErr {
-			continue
-		}
-		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(validateFlags{}, varFlags{})); diff != "" {
-			t.Errorf("parseValidateFlags(%q) (-want +got):\n%s", tt.args, diff)
-		}
-	}
+	})
 }
 
 func runLangCmd(t *testing.T, env map[string]string, stdin string, args ...string) (int, string, string) {

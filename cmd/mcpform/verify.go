@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -34,26 +33,23 @@ type verifyFlags struct {
 	names       []string
 }
 
-func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
-	f := &verifyFlags{}
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func parseVerifyFlags(args []string, stderr io.Writer) (verifyFlags, error) {
+	var f verifyFlags
+	fs := newFlagSet("verify", stderr, `Usage: mcpform verify [-lock FILE] [-strict] [-json] [-parallelism N] [NAME...]
+
+Probes every locked server (or the NAMEs) with its locked argv, env names and era
+and compares the live surface with mcp.lock. Needs no mcp.hcl: it is the CI gate.
+
+Exit codes: 0 in sync (informational drift is reported), 1 definitional drift
+(informational too with -strict), 2 lock missing, unreadable or tampered,
+3 a server could not be started or probed. A usage error exits 1, as in every command.
+`)
 	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock file to verify")
 	fs.BoolVar(&f.strict, "strict", false, "fail on informational drift too")
 	fs.BoolVar(&f.json, "json", false, "print the report as JSON")
 	fs.IntVar(&f.parallelism, "parallelism", 10, "how many servers to probe at once")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform verify [-lock FILE] [-strict] [-json] [-parallelism N] [NAME...]")
-		fmt.Fprintln(stderr, "\nProbes every locked server (or the NAMEs) with its locked argv, env names and era")
-		fmt.Fprintln(stderr, "and compares the live surface with mcp.lock. Needs no mcp.hcl: it is the CI gate.")
-		fmt.Fprintln(stderr, "\nExit codes: 0 in sync (informational drift is reported), 1 definitional drift")
-		fmt.Fprintln(stderr, "(informational too with -strict), 2 lock missing, unreadable or tampered,")
-		fmt.Fprintln(stderr, "3 a server could not be started or probed. A usage error exits 1, as in every command.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
-		return nil, err
+		return f, err
 	}
 	f.names = fs.Args()
 	return f, nil
@@ -89,17 +85,16 @@ type verifyReport struct {
 func runVerify(ctx context.Context, io *stdio, args []string) int {
 	f, err := parseVerifyFlags(args, io.err)
 	if err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	lf, names, err := loadServers(f.lock, f.names)
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
+		fail(io, err)
 		return verifyLockProblem
 	}
 	dir, err := filepath.Abs(filepath.Dir(f.lock))
 	if err != nil {
-		fmt.Fprintf(io.err, "Error: %v\n", err)
-		return exitError
+		return fail(io, err)
 	}
 	var envs []serverEnv
 	for _, name := range names {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"regexp"
@@ -130,36 +129,29 @@ type versionFlags struct {
 	json bool
 }
 
-func parseVersionFlags(args []string, stderr io.Writer) (*versionFlags, error) {
-	f := &versionFlags{}
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func parseVersionFlags(args []string, stderr io.Writer) (versionFlags, error) {
+	var f versionFlags
+	fs := newFlagSet("version", stderr, `Usage: mcpform version [-json]
+
+Prints mcpform's version, the commit and commit date it was built from, and the Go
+version and platform. Release binaries carry all of them; `+"`go install …@vX.Y.Z`"+` knows
+the version but no commit; a build in a git checkout knows the commit.
+`)
 	fs.BoolVar(&f.json, "json", false, "print the version, commit, date, Go version and platform as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: mcpform version [-json]")
-		fmt.Fprintln(stderr, "\nPrints mcpform's version, the commit and commit date it was built from, and the Go")
-		fmt.Fprintln(stderr, "version and platform. Release binaries carry all of them; `go install …@vX.Y.Z` knows")
-		fmt.Fprintln(stderr, "the version but no commit; a build in a git checkout knows the commit.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	if err := parseArgs(fs, args); err != nil {
+		return f, err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcpform version takes no arguments (got %q)\n", fs.Arg(0))
-		return nil, fmt.Errorf("arguments")
+		return f, fmt.Errorf("arguments")
 	}
 	return f, nil
 }
 
 func runVersion(_ context.Context, io *stdio, args []string) int {
 	f, err := parseVersionFlags(args, io.err)
-	if err == flag.ErrHelp {
-		return exitOK
-	}
 	if err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	b := currentBuild()
 	if f.json {

@@ -73,25 +73,13 @@ func TestResolveBuild(t *testing.T) {
 }
 
 func TestParseVersionFlags(t *testing.T) {
-	for _, tt := range []struct {
-		args    []string
-		want    versionFlags
-		wantErr bool
-	}{
+	testParse(t, parseVersionFlags, []parseCase[versionFlags]{
 		{args: nil, want: versionFlags{}},
 		{args: []string{"-json"}, want: versionFlags{json: true}},
 		{args: []string{"extra"}, wantErr: true},
+		{args: []string{"extra", "-json"}, wantErr: true},
 		{args: []string{"-nope"}, wantErr: true},
-	} {
-		got, err := parseVersionFlags(tt.args, &bytes.Buffer{})
-		if (err != nil) != tt.wantErr {
-			t.Errorf("parseVersionFlags(%q): error %v, want error %v", tt.args, err, tt.wantErr)
-			continue
-		}
-		if err == nil && *got != tt.want {
-			t.Errorf("parseVersionFlags(%q) = %+v, want %+v", tt.args, *got, tt.want)
-		}
-	}
+	})
 }
 
 func TestWriteVersion(t *testing.T) {

@@ -7,16 +7,16 @@ import "fmt"
 // hostile or corrupted file cannot make the recursive JSON parser take
 // unbounded memory or stack.
 const (
-	MaxClientFileBytes = 4 << 20
-	MaxClientNesting   = 256
+	maxClientFileBytes = 4 << 20
+	maxClientNesting   = 256
 )
 
-// checkBounds refuses a client file over MaxClientFileBytes, or nested deeper
-// than MaxClientNesting objects and arrays, saying where. It scans as JWCC
+// checkBounds refuses a client file over maxClientFileBytes, or nested deeper
+// than maxClientNesting objects and arrays, saying where. It scans as JWCC
 // reads: brackets inside strings and comments do not count.
 func checkBounds(data []byte) error {
-	if len(data) > MaxClientFileBytes {
-		return fmt.Errorf("the file is %d bytes, over the %d a client configuration may have: is it the right file?", len(data), MaxClientFileBytes)
+	if len(data) > maxClientFileBytes {
+		return fmt.Errorf("the file is %d bytes, over the %d a client configuration may have: is it the right file?", len(data), maxClientFileBytes)
 	}
 	depth, line := 0, 1
 	for i := 0; i < len(data); i++ {
@@ -51,8 +51,8 @@ func checkBounds(data []byte) error {
 				i++
 			}
 		case '[', '{':
-			if depth++; depth > MaxClientNesting {
-				return fmt.Errorf("line %d: objects and arrays nest more than %d deep, which no client configuration does: is it the right file?", line, MaxClientNesting)
+			if depth++; depth > maxClientNesting {
+				return fmt.Errorf("line %d: objects and arrays nest more than %d deep, which no client configuration does: is it the right file?", line, maxClientNesting)
 			}
 		case ']', '}':
 			depth--

@@ -16,8 +16,8 @@ func TestClientFileBounds(t *testing.T) {
 		name, data, want string
 	}{
 		{"100,000 levels", deep(100000), "nest more than 256 deep"},
-		{"one past the bound", deep(MaxClientNesting), "nest more than 256 deep"}, // the object and 256 arrays
-		{"too large", `{"mcpServers": {}, "x": "` + strings.Repeat("a", MaxClientFileBytes) + `"}`, "over the 4194304"},
+		{"one past the bound", deep(maxClientNesting), "nest more than 256 deep"}, // the object and 256 arrays
+		{"too large", `{"mcpServers": {}, "x": "` + strings.Repeat("a", maxClientFileBytes) + `"}`, "over the 4194304"},
 		{"the line of the deep one", "{\n\n\"x\": " + strings.Repeat("[", 300), "line 3:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -32,7 +32,7 @@ func TestClientFileBounds(t *testing.T) {
 		})
 	}
 	for _, ok := range []string{
-		deep(MaxClientNesting - 1), // the object and 255 arrays: exactly the bound
+		deep(maxClientNesting - 1), // the object and 255 arrays: exactly the bound
 		`{"mcpServers": {}, "s": "` + strings.Repeat("[", 1000) + `"}`,
 		"{\"mcpServers\": {}, // " + strings.Repeat("[", 1000) + "\n}",
 		"{\"mcpServers\": {} /* " + strings.Repeat("{", 1000) + " */}",

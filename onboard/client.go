@@ -82,7 +82,7 @@ func Locations(e Env) []Location {
 		{VSCode, filepath.Join(e.Dir, ".vscode", "mcp.json")},
 		{Cursor, filepath.Join(e.Dir, ".cursor", "mcp.json")},
 	}
-	if p := ClaudeDesktopPath(e); p != "" {
+	if p := claudeDesktopPath(e); p != "" {
 		locs = append(locs, Location{ClaudeDesktop, p})
 	}
 	if e.Home != "" {
@@ -91,9 +91,9 @@ func Locations(e Env) []Location {
 	return locs
 }
 
-// ClaudeDesktopPath is where Claude Desktop keeps claude_desktop_config.json
+// claudeDesktopPath is where Claude Desktop keeps claude_desktop_config.json
 // on e's operating system, or "" when it cannot be known.
-func ClaudeDesktopPath(e Env) string {
+func claudeDesktopPath(e Env) string {
 	const file = "claude_desktop_config.json"
 	switch e.GOOS {
 	case "darwin":
@@ -124,7 +124,7 @@ func DefaultFile(c Client, e Env) string {
 	case Cursor:
 		return filepath.Join(e.Dir, ".cursor", "mcp.json")
 	}
-	return ClaudeDesktopPath(e)
+	return claudeDesktopPath(e)
 }
 
 // DetectClient guesses which client wrote the file at path from its name and

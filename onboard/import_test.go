@@ -357,7 +357,7 @@ func TestLocations(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("linux (-want +got):\n%s", diff)
 	}
-	if got := ClaudeDesktopPath(Env{Home: "/Users/u", GOOS: "darwin"}); got != "/Users/u/Library/Application Support/Claude/claude_desktop_config.json" {
+	if got := claudeDesktopPath(Env{Home: "/Users/u", GOOS: "darwin"}); got != "/Users/u/Library/Application Support/Claude/claude_desktop_config.json" {
 		t.Errorf("darwin: %s", got)
 	}
 }

@@ -442,10 +442,10 @@ func equalJSON(a, b any) bool {
 	return a == b
 }
 
-// RequiredBump is the highest grade among the definitional changes: config
+// requiredBump is the highest grade among the definitional changes: config
 // and informational changes never demand a version bump. Pass one item's
 // changes (Change.Item) for a per-tool gate.
-func RequiredBump(changes []Change) Grade {
+func requiredBump(changes []Change) Grade {
 	g := None
 	for _, c := range changes {
 		if c.Class == Definitional {

@@ -474,8 +474,8 @@ func TestRequiredBump(t *testing.T) {
 		{[]Change{{Class: Definitional, Grade: Major}, {Class: Definitional, Grade: Minor}}, Major},
 	}
 	for _, tt := range tests {
-		if got := RequiredBump(tt.changes); got != tt.want {
-			t.Errorf("RequiredBump(%v) = %v, want %v", tt.changes, got, tt.want)
+		if got := requiredBump(tt.changes); got != tt.want {
+			t.Errorf("requiredBump(%v) = %v, want %v", tt.changes, got, tt.want)
 		}
 	}
 }

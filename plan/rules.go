@@ -326,15 +326,15 @@ func reverseExample(ex string) string {
 	return key + ": " + b + " -> " + a
 }
 
-// BumpError is a failed version gate (GATE-VERSION-UNDERBUMP).
-type BumpError struct {
+// bumpError is a failed version gate (GATE-VERSION-UNDERBUMP).
+type bumpError struct {
 	Prev, Declared string
 	Required       Grade
 	// Want is the smallest version that satisfies the gate.
 	Want string
 }
 
-func (e *BumpError) Error() string {
+func (e *bumpError) Error() string {
 	if e.Required == None {
 		return fmt.Sprintf("version %s is lower than the locked %s (GATE-VERSION-UNDERBUMP)", e.Declared, e.Prev)
 	}
@@ -372,7 +372,7 @@ func CheckVersionBump(prev, declared string, required Grade) error {
 		want = pv.IncPatch()
 	}
 	if dv.LessThan(&want) {
-		return &BumpError{Prev: prev, Declared: declared, Required: required, Want: want.String()}
+		return &bumpError{Prev: prev, Declared: declared, Required: required, Want: want.String()}
 	}
 	return nil
 }

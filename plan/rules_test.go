@@ -85,8 +85,8 @@ func TestCheckVersionBump(t *testing.T) {
 			t.Errorf("CheckVersionBump(%q, %q, %v) (-want +got):\n%s", tt.prev, tt.declared, tt.required, d)
 		}
 	}
-	var be *BumpError
+	var be *bumpError
 	if err := CheckVersionBump("1.0.0", "1.0.1", Major); !errors.As(err, &be) || be.Want != "2.0.0" {
-		t.Errorf("want a *BumpError wanting 2.0.0, got %v", err)
+		t.Errorf("want a *bumpError wanting 2.0.0, got %v", err)
 	}
 }

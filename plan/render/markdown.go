@@ -12,12 +12,12 @@ import (
 	"github.com/mcpform/mcpform/plan"
 )
 
-// MarkdownBudget is the most bytes Markdown writes. GitHub holds 65,536
+// markdownBudget is the most bytes Markdown writes. GitHub holds 65,536
 // characters in a pull-request comment, and a byte is never more than one
 // character, so a budget in bytes holds whatever the text. The 5,536 left
 // over are for what a CI recipe puts around the plan (examples/ci adds a
 // marker and a status line) without the comment ever being refused.
-const MarkdownBudget = 60000
+const markdownBudget = 60000
 
 // minMarkdownBudget is the smallest budget honoured: room for the header,
 // the closing note and a little of the table.
@@ -29,7 +29,7 @@ const maxURL = 512
 
 // MarkdownOptions control the markdown rendering.
 type MarkdownOptions struct {
-	// Budget is the most bytes written; 0 means MarkdownBudget, and a
+	// Budget is the most bytes written; 0 means markdownBudget, and a
 	// budget below 2,048 counts as 2,048.
 	Budget int
 	// FullOutputURL is the page of the CI job whose output holds the whole
@@ -51,7 +51,7 @@ func JobURL(getenv func(string) string) string {
 }
 
 // Markdown writes the plan as a pull-request comment with the default
-// options: no link to the job, MarkdownBudget.
+// options: no link to the job, markdownBudget.
 func Markdown(w io.Writer, p *plan.Plan) error {
 	return MarkdownWithOptions(w, p, MarkdownOptions{})
 }
@@ -75,7 +75,7 @@ func Markdown(w io.Writer, p *plan.Plan) error {
 func MarkdownWithOptions(w io.Writer, p *plan.Plan, o MarkdownOptions) error {
 	budget := o.Budget
 	if budget == 0 {
-		budget = MarkdownBudget
+		budget = markdownBudget
 	}
 	budget = max(budget, minMarkdownBudget)
 	link := o.FullOutputURL

@@ -115,7 +115,7 @@ const link = "https://github.com/acme/mcp/actions/runs/42"
 // A short plan is shown whole: every server's diff, no closing note.
 func TestMarkdownShortPlanIsWhole(t *testing.T) {
 	md := markdown(t, rugPull(t), MarkdownOptions{FullOutputURL: link})
-	checkComment(t, md, MarkdownBudget)
+	checkComment(t, md, markdownBudget)
 	if got := strings.Count(md, "<details>"); got != 3 {
 		t.Errorf("%d <details> blocks, want 3", got)
 	}
@@ -130,11 +130,11 @@ func TestMarkdownShortPlanIsWhole(t *testing.T) {
 func TestMarkdownLongPlanFits(t *testing.T) {
 	p := bigPlan(t, 5, 120, 200)
 	whole := markdown(t, p, MarkdownOptions{Budget: 1 << 30})
-	if len(whole) < 4*MarkdownBudget {
+	if len(whole) < 4*markdownBudget {
 		t.Fatalf("the test plan is only %d bytes", len(whole))
 	}
 	md := markdown(t, p, MarkdownOptions{FullOutputURL: link})
-	checkComment(t, md, MarkdownBudget)
+	checkComment(t, md, markdownBudget)
 	for s := range 5 {
 		if !strings.Contains(md, fmt.Sprintf("| server.s%02d | update | 120: 120 minor | minor | 0 | `MCP-TOOL-ADDED` |\n", s)) {
 			t.Errorf("no table row for server.s%02d", s)
@@ -143,8 +143,8 @@ func TestMarkdownLongPlanFits(t *testing.T) {
 	if !strings.Contains(md, "leaves out the diffs of ") || !strings.Contains(md, "For the full plan, see [the job's full output]("+link+").\n") {
 		t.Errorf("no closing note with the link:\n%s", md[len(md)-600:])
 	}
-	if !strings.HasSuffix(md, "\n") || len(md) < MarkdownBudget/2 {
-		t.Errorf("the comment uses %d of %d bytes", len(md), MarkdownBudget)
+	if !strings.HasSuffix(md, "\n") || len(md) < markdownBudget/2 {
+		t.Errorf("the comment uses %d of %d bytes", len(md), markdownBudget)
 	}
 }
 
@@ -175,14 +175,14 @@ func TestMarkdownCutsOneHugeDiff(t *testing.T) {
 	p := bigPlan(t, 1, 400, 200)
 	whole := markdown(t, p, MarkdownOptions{Budget: 1 << 30})
 	md := markdown(t, p, MarkdownOptions{})
-	checkComment(t, md, MarkdownBudget)
+	checkComment(t, md, markdownBudget)
 	start := strings.Index(md, "```diff\n") + len("```diff\n")
 	end := strings.Index(md[start:], "\n```\n") + start + 1
 	if start < len("```diff\n") || end <= start {
 		t.Fatalf("no diff block:\n%s", md)
 	}
 	body := md[start:end]
-	if !strings.Contains(whole, "```diff\n"+body) || !strings.HasSuffix(body, "\n") || len(body) < MarkdownBudget/2 {
+	if !strings.Contains(whole, "```diff\n"+body) || !strings.HasSuffix(body, "\n") || len(body) < markdownBudget/2 {
 		t.Errorf("the cut diff (%d bytes) is not a prefix of whole lines of the diff", len(body))
 	}
 	n := strings.Count(body, "\n")
@@ -210,7 +210,7 @@ func TestMarkdownHostileText(t *testing.T) {
 	p.Servers[0].Error = hostile
 	p.Servers[1].VersionError = hostile
 	p.Notes = []string{hostile}
-	for _, budget := range []int{1 << 30, MarkdownBudget, 20000, 5000, 2048} {
+	for _, budget := range []int{1 << 30, markdownBudget, 20000, 5000, 2048} {
 		t.Run(fmt.Sprint(budget), func(t *testing.T) {
 			md := markdown(t, p, MarkdownOptions{Budget: budget, FullOutputURL: "https://x.example/)](javascript:alert(1))"})
 			checkComment(t, md, budget)
@@ -262,7 +262,7 @@ func TestMarkdownRandomSizes(t *testing.T) {
 	blocks := regexp.MustCompile("(?s)\n<details>.*?</details>\n")
 	for i := range 40 {
 		p := bigPlan(t, 1+rng.Intn(12), rng.Intn(60), 1+rng.Intn(300))
-		budget := minMarkdownBudget + rng.Intn(3*MarkdownBudget)
+		budget := minMarkdownBudget + rng.Intn(3*markdownBudget)
 		whole := markdown(t, p, MarkdownOptions{Budget: 1 << 30})
 		md := markdown(t, p, MarkdownOptions{Budget: budget, FullOutputURL: link})
 		checkComment(t, md, budget)

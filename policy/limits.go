@@ -36,8 +36,8 @@ var DefaultLimits = Limits{
 const (
 	MinMemory    = 32 << 20
 	MinProcesses = 8
-	MinFiles     = 64
-	MinFileSize  = 1 << 20
+	minFiles     = 64
+	minFileSize  = 1 << 20
 )
 
 // Effective returns l with each zero field replaced by its default. A nil
@@ -75,8 +75,8 @@ func (l *Limits) Check() error {
 	}{
 		{"memory", l.Memory, MinMemory, true},
 		{"processes", int64(l.Processes), MinProcesses, false},
-		{"files", int64(l.Files), MinFiles, false},
-		{"file_size", l.FileSize, MinFileSize, true},
+		{"files", int64(l.Files), minFiles, false},
+		{"file_size", l.FileSize, minFileSize, true},
 	} {
 		if c.v == 0 {
 			continue

@@ -57,7 +57,7 @@ func TestFormatSize(t *testing.T) {
 		1 << 40:     "1TiB",
 		3<<40 + 1:   "3298534883329B",
 		MinMemory:   "32MiB",
-		MinFileSize: "1MiB",
+		minFileSize: "1MiB",
 	} {
 		if got := FormatSize(n); got != want {
 			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
@@ -89,7 +89,7 @@ func TestLimitsEffective(t *testing.T) {
 func TestLimitsCheck(t *testing.T) {
 	for _, l := range []*Limits{
 		nil, {},
-		{Memory: MinMemory, Processes: MinProcesses, Files: MinFiles, FileSize: MinFileSize},
+		{Memory: MinMemory, Processes: MinProcesses, Files: minFiles, FileSize: minFileSize},
 		{Memory: 1 << 62, Processes: 1 << 30, Files: 1 << 30, FileSize: 1 << 62},
 	} {
 		if err := l.Check(); err != nil {
@@ -103,8 +103,8 @@ func TestLimitsCheck(t *testing.T) {
 		{Limits{Memory: MinMemory - 1}, "limits.memory is below 32MiB"},
 		{Limits{Memory: -1}, "limits.memory is below 32MiB"},
 		{Limits{Processes: MinProcesses - 1}, "limits.processes is below 8"},
-		{Limits{Files: MinFiles - 1}, "limits.files is below 64"},
-		{Limits{FileSize: MinFileSize - 1}, "limits.file_size is below 1MiB"},
+		{Limits{Files: minFiles - 1}, "limits.files is below 64"},
+		{Limits{FileSize: minFileSize - 1}, "limits.file_size is below 1MiB"},
 		// The first in field order is reported.
 		{Limits{Processes: 1, FileSize: 1}, "limits.processes"},
 	} {

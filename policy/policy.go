@@ -78,7 +78,7 @@ func (t *Taint) Check(isTool func(string) bool) error {
 
 // Placeholders that stay unexpanded in mcp.lock and are expanded by run.
 const (
-	HomePrefix = "~/"
+	homePrefix = "~/"
 	TmpVar     = "${TMP}"
 )
 
@@ -92,8 +92,8 @@ func CheckPath(p string) error {
 		return nil
 	case strings.HasPrefix(p, TmpVar+"/"):
 		rest = p[len(TmpVar)+1:]
-	case strings.HasPrefix(p, HomePrefix):
-		rest = p[len(HomePrefix):]
+	case strings.HasPrefix(p, homePrefix):
+		rest = p[len(homePrefix):]
 	case strings.HasPrefix(p, "/"):
 		rest = p[1:]
 	case p == "~":
@@ -129,8 +129,8 @@ func ExpandPath(p, home, tmp string) string {
 		return tmp
 	case strings.HasPrefix(p, TmpVar+"/"):
 		return tmp + p[len(TmpVar):]
-	case strings.HasPrefix(p, HomePrefix):
-		return strings.TrimSuffix(home, "/") + "/" + p[len(HomePrefix):]
+	case strings.HasPrefix(p, homePrefix):
+		return strings.TrimSuffix(home, "/") + "/" + p[len(homePrefix):]
 	}
 	return p
 }

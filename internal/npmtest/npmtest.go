@@ -40,11 +40,11 @@ func Missing(names ...string) string {
 }
 
 // Bin returns the path of the named executable in BinDir. When it cannot
-// run, Bin ends the test as Unavailable does.
+// run, Bin ends the test as unavailable does.
 func Bin(t testing.TB, name string) string {
 	t.Helper()
 	if why := Missing(name); why != "" {
-		Unavailable(t, why)
+		unavailable(t, why)
 	}
 	return filepath.Join(BinDir(), name)
 }
@@ -60,9 +60,9 @@ func InCI(why string) error {
 	return fmt.Errorf("CI=true, so the test command (scripts/test.sh) should have installed the npm reference servers and node, but %s", why)
 }
 
-// Unavailable ends a test that needs what why (from Missing) says is
+// unavailable ends a test that needs what why (from Missing) says is
 // missing: it skips, or under CI fails (see InCI).
-func Unavailable(t testing.TB, why string) {
+func unavailable(t testing.TB, why string) {
 	t.Helper()
 	if err := InCI(why); err != nil {
 		t.Fatal(err)

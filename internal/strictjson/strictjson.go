@@ -11,8 +11,8 @@ import (
 	"github.com/mcpform/mcpform/internal/jsonscan"
 )
 
-// MaxDepth is the deepest nesting of objects and arrays Check accepts.
-const MaxDepth = 128
+// maxDepth is the deepest nesting of objects and arrays Check accepts.
+const maxDepth = 128
 
 // Error describes why Check refused its input.
 type Error struct {
@@ -98,13 +98,13 @@ func (s *scanner) value(depth int) error {
 	}
 	switch c := s.data[s.pos]; {
 	case c == '{':
-		if depth >= MaxDepth {
-			return s.fail(fmt.Sprintf("nesting deeper than %d", MaxDepth))
+		if depth >= maxDepth {
+			return s.fail(fmt.Sprintf("nesting deeper than %d", maxDepth))
 		}
 		return s.object(depth + 1)
 	case c == '[':
-		if depth >= MaxDepth {
-			return s.fail(fmt.Sprintf("nesting deeper than %d", MaxDepth))
+		if depth >= maxDepth {
+			return s.fail(fmt.Sprintf("nesting deeper than %d", maxDepth))
 		}
 		return s.array(depth + 1)
 	case c == '"':

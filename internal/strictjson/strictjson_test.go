@@ -37,7 +37,7 @@ func TestCheckRefuses(t *testing.T) {
 		{`"\x"`, "invalid escape"},
 		{`nul`, "invalid literal"},
 		{``, "unexpected end"},
-		{strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1), "nesting deeper"},
+		{strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1), "nesting deeper"},
 	}
 	for _, tt := range tests {
 		err := Check([]byte(tt.in))

@@ -376,3 +376,10 @@ func roundDuration(d time.Duration) time.Duration {
 	}
 	return d.Round(time.Second)
 }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

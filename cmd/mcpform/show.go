@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
+	lockrender "github.com/mcpform/mcpform/lock/render"
 	"github.com/mcpform/mcpform/plan"
 	"github.com/mcpform/mcpform/plan/render"
 )
@@ -79,12 +79,7 @@ func runShow(_ context.Context, io *stdio, args []string) int {
 		io.out.Write(data)
 		return exitOK
 	}
-	for i, n := range names {
-		if i > 0 {
-			fmt.Fprintln(io.out)
-		}
-		showEntry(io.out, n, lf.Servers[n])
-	}
+	lockrender.Entries(io.out, lf, names)
 	return exitOK
 }
 
@@ -155,105 +150,6 @@ func sniffFile(path string) fileKind {
 	return otherFile
 }
 
-// showEntry prints one entry. Everything the server wrote is escaped.
-func showEntry(w io.Writer, name string, e *lock.Entry) {
-	var info struct{ Name, Version string }
-	json.Unmarshal(e.ServerInfo, &info)
-	era := "legacy (initialize)"
-	if e.Modern() {
-		era = "2026-07-28 (server/discover); supports " + strings.Join(e.SupportedVersions, ", ")
-	}
-	fmt.Fprintf(w, "server %q\n", name)
-	fmt.Fprintf(w, "  command      %s\n", escape.String(strings.Join(quoteAll(e.Command), " ")))
-	if len(e.EnvPassthrough) > 0 {
-		fmt.Fprintf(w, "  env          %s\n", strings.Join(e.EnvPassthrough, ", "))
-	}
-	fmt.Fprintf(w, "  server       %s %s\n", escape.String(info.Name), escape.String(info.Version))
-	fmt.Fprintf(w, "  protocol     %s, era %s\n", escape.String(e.ProtocolVersion), escape.String(era))
-	fmt.Fprintf(w, "  surface      %s\n", e.Digests.Surface)
-	if e.Mcpform != nil && e.Mcpform.Version != "" {
-		fmt.Fprintf(w, "  version      %s\n", e.Mcpform.Version)
-	}
-	if e.Instructions != nil {
-		fmt.Fprintf(w, "  instructions %s\n", escape.String(firstLine(*e.Instructions, 100)))
-	}
-	for _, k := range lock.Kinds {
-		list := e.List(k)
-		if len(list) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "  %s (%d)\n", k.Field(), len(list))
-		for _, it := range list {
-			var item struct {
-				Description string
-				Annotations struct {
-					ReadOnlyHint    *bool
-					DestructiveHint *bool
-					OpenWorldHint   *bool
-				}
-			}
-			json.Unmarshal(it.JSON, &item)
-			line := "    " + escape.String(it.Key)
-			if hints := hintsOf(item.Annotations.ReadOnlyHint, item.Annotations.DestructiveHint, item.Annotations.OpenWorldHint); hints != "" {
-				line += " [" + hints + "]"
-			}
-			if item.Description != "" {
-				line += "  " + escape.String(firstLine(item.Description, 80))
-			}
-			fmt.Fprintln(w, line)
-		}
-	}
-	if p := e.Policy; p != nil {
-		if p.Taint != nil {
-			fmt.Fprintf(w, "  taint        sources %s; sinks %s\n", listOrNone(p.Taint.Sources), listOrNone(p.Taint.Sinks))
-		}
-		if sb := p.Sandbox; sb != nil {
-			fmt.Fprintf(w, "  sandbox      read %s; write %s; network %s\n", listOrNone(sb.Filesystem.Read), listOrNone(sb.Filesystem.Write), listOrNone(sb.Network.Allow))
-		}
-	}
-}
-
-func hintsOf(readOnly, destructive, openWorld *bool) string {
-	var h []string
-	if readOnly != nil && *readOnly {
-		h = append(h, "read-only")
-	}
-	if destructive != nil && *destructive {
-		h = append(h, "destructive")
-	}
-	if openWorld != nil && *openWorld {
-		h = append(h, "open-world")
-	}
-	return strings.Join(h, ", ")
-}
-
-func listOrNone(l []string) string {
-	if len(l) == 0 {
-		return "(none)"
-	}
-	return strings.Join(l, ", ")
-}
-
-// firstLine returns s's first line, cut to max runes.
-func firstLine(s string, max int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "…"
-	}
-	return s
-}
-
-// quoteAll quotes argv elements that a reader could misread unquoted.
-func quoteAll(argv []string) []string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\"'\\$`") {
-			out[i] = fmt.Sprintf("%q", a)
-		} else {
-			out[i] = a
-		}
-	}
-	return out
-}
+// quoteAll quotes argv elements that a reader could misread unquoted, as
+// show prints a command (lock/render.QuoteArgv).
+func quoteAll(argv []string) []string { return lockrender.QuoteArgv(argv) }

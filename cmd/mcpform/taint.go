@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
+	"io"
 	"strings"
-	"time"
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/runtime/taint"
+	taintrender "github.com/mcpform/mcpform/taint/render"
 )
 
 // runTaint is `mcpform taint list [-json]` and `mcpform taint reset
@@ -48,32 +47,31 @@ func openTaintStore(io *stdio) (*taint.Store, error) {
 	return taint.Open(dir)
 }
 
-// taintSession is one session as `taint list -json` prints it (format 1):
-// the key and redeemed nonces stay in the store.
-type taintSession struct {
-	Session string        `json:"session"`
-	Created time.Time     `json:"created"`
-	Tainted bool          `json:"tainted"`
-	Events  []taint.Event `json:"events"`
-	Dropped int           `json:"dropped_events,omitempty"`
+// taintListFlags is mcpform taint list's command line.
+type taintListFlags struct {
+	json bool
+}
+
+func parseTaintListFlags(args []string, stderr io.Writer) (taintListFlags, error) {
+	var f taintListFlags
+	fs := newFlagSet("taint list", stderr, `Usage: mcpform taint list [-json]
+
+Lists the client sessions that read from a taint source: when, from which server and tool.
+`)
+	fs.BoolVar(&f.json, "json", false, "print the sessions as JSON")
+	if err := parseArgs(fs, args); err != nil {
+		return f, err
+	}
+	if fs.NArg() != 0 {
+		return f, usageFailure(fs, stderr, "mcpform taint list takes no arguments (got %q)", escape.String(fs.Arg(0)))
+	}
+	return f, nil
 }
 
 func runTaintList(io *stdio, args []string) int {
-	fs := flag.NewFlagSet("taint list", flag.ContinueOnError)
-	fs.SetOutput(io.err)
-	asJSON := fs.Bool("json", false, "print the sessions as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, "Usage: mcpform taint list [-json]")
-		fmt.Fprintln(io.err, "\nLists the client sessions that read from a taint source: when, from which server and tool.")
-		fmt.Fprintln(io.err)
-		fs.PrintDefaults()
-	}
-	if err := parseArgs(fs, args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() != 0 {
-		usageFailure(fs, io.err, "mcpform taint list takes no arguments (got %q)", escape.String(fs.Arg(0)))
-		return exitUsage
+	f, err := parseTaintListFlags(args, io.err)
+	if err != nil {
+		return parseFailed(err)
 	}
 	s, err := openTaintStore(io)
 	if err != nil {
@@ -81,33 +79,11 @@ func runTaintList(io *stdio, args []string) int {
 		return exitError
 	}
 	states, listErr := s.List()
-	out := []taintSession{}
-	for _, st := range states {
-		if !st.Tainted() {
-			continue // a key without taint: nothing to review
-		}
-		out = append(out, taintSession{Session: st.Session, Created: st.Created, Tainted: true, Events: st.Events, Dropped: st.Dropped})
-	}
-	if *asJSON {
-		data, _ := json.MarshalIndent(map[string]any{"format_version": "1", "sessions": out}, "", "  ")
-		fmt.Fprintf(io.out, "%s\n", data)
-	} else if len(out) == 0 {
-		fmt.Fprintln(io.out, "No tainted sessions.")
+	sessions := taintrender.Tainted(states)
+	if f.json {
+		taintrender.JSON(io.out, sessions)
 	} else {
-		for _, ts := range out {
-			fmt.Fprintf(io.out, "%s  tainted %s\n", ts.Session, ts.Events[0].Time.Format(time.RFC3339))
-			for _, ev := range ts.Events {
-				what := escape.String(ev.Source)
-				if ev.Item != "" && ev.Item != ev.Source {
-					what += " " + escape.String(ev.Item)
-				}
-				fmt.Fprintf(io.out, "  %s  %s  %s  %s  pid %d\n", ev.Time.Format(time.RFC3339), escape.String(ev.Server), what, ev.Digest, ev.PID)
-			}
-			if ts.Dropped > 0 {
-				fmt.Fprintf(io.out, "  (%d more events between the first and these)\n", ts.Dropped)
-			}
-		}
-		fmt.Fprintln(io.out, "\nAfter reviewing a session, clear it with: mcpform taint reset SESSION")
+		taintrender.Human(io.out, sessions)
 	}
 	if listErr != nil {
 		fmt.Fprintf(io.err, "mcpform taint list: %v\n", listErr)
@@ -116,37 +92,53 @@ func runTaintList(io *stdio, args []string) int {
 	return exitOK
 }
 
-func runTaintReset(io *stdio, args []string) int {
-	fs := flag.NewFlagSet("taint reset", flag.ContinueOnError)
-	fs.SetOutput(io.err)
-	all := fs.Bool("all", false, "clear every session")
-	fs.Usage = func() { fmt.Fprintln(io.err, "Usage: mcpform taint reset SESSION | -all") }
+// taintResetFlags is mcpform taint reset's command line: one session, or
+// all.
+type taintResetFlags struct {
+	all     bool
+	session string
+}
+
+func parseTaintResetFlags(args []string, stderr io.Writer) (taintResetFlags, error) {
+	var f taintResetFlags
+	const usage = "Usage: mcpform taint reset SESSION | -all\n"
+	fs := newFlagSet("taint reset", stderr, usage)
+	// The synopsis names the one flag: its help is that line alone.
+	fs.Usage = func() { io.WriteString(stderr, usage) }
+	fs.BoolVar(&f.all, "all", false, "clear every session")
 	if err := parseArgs(fs, args); err != nil {
-		return exitUsage
+		return f, err
 	}
-	if *all == (fs.NArg() == 1) || fs.NArg() > 1 {
-		usageFailure(fs, io.err, "mcpform taint reset takes one session, or -all")
-		return exitUsage
+	if f.all == (fs.NArg() == 1) || fs.NArg() > 1 {
+		return f, usageFailure(fs, stderr, "mcpform taint reset takes one session, or -all")
+	}
+	f.session = strings.TrimSpace(fs.Arg(0))
+	return f, nil
+}
+
+func runTaintReset(io *stdio, args []string) int {
+	f, err := parseTaintResetFlags(args, io.err)
+	if err != nil {
+		return parseFailed(err)
 	}
 	s, err := openTaintStore(io)
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform taint reset: %v\n", err)
 		return exitError
 	}
-	if *all {
+	if f.all {
 		n, err := s.ResetAll()
 		if err != nil {
 			fmt.Fprintf(io.err, "mcpform taint reset: %v\n", err)
 			return exitError
 		}
-		fmt.Fprintf(io.out, "Cleared %d session%s.\n", n, map[bool]string{true: "", false: "s"}[n == 1])
+		taintrender.Cleared(io.out, n)
 		return exitOK
 	}
-	name := strings.TrimSpace(fs.Arg(0))
-	if err := s.Reset(name); err != nil {
+	if err := s.Reset(f.session); err != nil {
 		fmt.Fprintf(io.err, "mcpform taint reset: %s\n", escape.String(err.Error()))
 		return exitError
 	}
-	fmt.Fprintf(io.out, "Cleared session %s.\n", name)
+	taintrender.ClearedSession(io.out, f.session)
 	return exitOK
 }

@@ -445,3 +445,24 @@ func TestTaintModernRequestState(t *testing.T) {
 	}
 	f.checkAudit(t, "approved", "refused: requestState refused", "refused: declined", "refused: no elicitation")
 }
+
+func TestParseTaintListFlags(t *testing.T) {
+	testParse(t, parseTaintListFlags, []parseCase[taintListFlags]{
+		{args: nil, want: taintListFlags{}},
+		{args: []string{"-json"}, want: taintListFlags{json: true}},
+		{args: []string{"extra"}, wantErr: true},
+		{args: []string{"-nope"}, wantErr: true},
+	})
+}
+
+func TestParseTaintResetFlags(t *testing.T) {
+	testParse(t, parseTaintResetFlags, []parseCase[taintResetFlags]{
+		{args: []string{"u1000-ppid-42-99"}, want: taintResetFlags{session: "u1000-ppid-42-99"}},
+		{args: []string{" u1 "}, want: taintResetFlags{session: "u1"}},
+		{args: []string{"-all"}, want: taintResetFlags{all: true}},
+		{args: nil, wantErr: true},
+		{args: []string{"-all", "u1"}, wantErr: true},
+		{args: []string{"u1", "u2"}, wantErr: true},
+		{args: []string{"-nope"}, wantErr: true},
+	})
+}

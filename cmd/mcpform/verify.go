@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 
-	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
+	lockrender "github.com/mcpform/mcpform/lock/render"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/plan"
 )
@@ -55,33 +53,6 @@ Exit codes: 0 in sync (informational drift is reported), 1 definitional drift
 	return f, nil
 }
 
-// serverReport is one server's line of the verify report; its JSON form is
-// part of the documented -json output (format_version 1.0).
-type serverReport struct {
-	Name   string        `json:"name"`
-	Status string        `json:"status"` // in_sync, drift, error
-	Drift  []driftReport `json:"drift"`
-	Error  string        `json:"error,omitempty"`
-	// didNotStart marks an error that is a *mcp.StartError: the human
-	// report's header then says "did not start", not "could not be
-	// probed" (the JSON form's error says it already).
-	didNotStart bool
-}
-
-type driftReport struct {
-	Class  string `json:"class"`
-	Action string `json:"action"`
-	Field  string `json:"field"`
-	Key    string `json:"key,omitempty"`
-}
-
-type verifyReport struct {
-	FormatVersion string         `json:"format_version"`
-	Lock          string         `json:"lock"`
-	Servers       []serverReport `json:"servers"`
-	ExitCode      int            `json:"exit_code"`
-}
-
 func runVerify(ctx context.Context, io *stdio, args []string) int {
 	f, err := parseVerifyFlags(args, io.err)
 	if err != nil {
@@ -102,7 +73,7 @@ func runVerify(ctx context.Context, io *stdio, args []string) int {
 	}
 	warnUnsetEnv(io, envs, "probed")
 	var targets []plan.Target
-	var reports []serverReport
+	var reports []lockrender.VerifyServer
 	confine := newConfiner(io, f.lock, defaultAuditPath(io))
 	defer confine.Close()
 	for _, name := range names {
@@ -110,7 +81,7 @@ func runVerify(ctx context.Context, io *stdio, args []string) int {
 		t.LookupEnv = lookupEnv(io)
 		prepare, err := confine.hook(name, lf.Servers[name].Policy)
 		if err != nil {
-			reports = append(reports, serverReport{Name: name, Status: "error", Error: err.Error()})
+			reports = append(reports, lockrender.VerifyServer{Name: name, Status: lockrender.Failed, Error: err.Error()})
 			continue
 		}
 		t.Prepare = prepare
@@ -123,36 +94,47 @@ func runVerify(ctx context.Context, io *stdio, args []string) int {
 	results := plan.ProbeAll(ctx, targets, f.parallelism, progress.probe)
 	progress.Close()
 	for _, r := range results {
-		rep := serverReport{Name: r.Name, Drift: []driftReport{}}
-		if r.Err != nil {
-			rep.Status, rep.Error = "error", r.Err.Error()
-			rep.didNotStart = errors.As(r.Err, new(*mcp.StartError))
-		} else {
-			rep.Status = "in_sync"
-			for _, d := range lock.Compare(lf.Servers[r.Name], r.Entry) {
-				rep.Drift = append(rep.Drift, driftReport{Class: d.Class.String(), Action: string(d.Action), Field: d.Field, Key: d.Key})
-				if d.Class == lock.Definitional || f.strict {
-					rep.Status = "drift"
-				}
-			}
-		}
-		reports = append(reports, rep)
+		reports = append(reports, verifyServer(r, lf.Servers[r.Name], f.strict))
 	}
 	sort.Slice(reports, func(i, j int) bool { return reports[i].Name < reports[j].Name })
+	rep := lockrender.VerifyReport{FormatVersion: lockrender.VerifyFormatVersion, Lock: f.lock, Servers: reports, ExitCode: verifyCode(reports)}
+	if f.json {
+		lockrender.VerifyJSON(io.out, rep)
+	} else {
+		lockrender.Verify(io.out, rep)
+	}
+	return rep.ExitCode
+}
+
+// verifyServer is the verdict on one probed server: in sync, drifted
+// (definitional drift, or any with -strict) or failed.
+func verifyServer(r plan.Result, locked *lock.Entry, strict bool) lockrender.VerifyServer {
+	if r.Err != nil {
+		return lockrender.VerifyServer{Name: r.Name, Status: lockrender.Failed, Drift: []lockrender.VerifyDrift{}, Error: r.Err.Error(),
+			DidNotStart: errors.As(r.Err, new(*mcp.StartError))}
+	}
+	diffs := lock.Compare(locked, r.Entry)
+	s := lockrender.VerifyServer{Name: r.Name, Status: lockrender.InSync, Drift: lockrender.DriftOf(diffs)}
+	for _, d := range diffs {
+		if d.Class == lock.Definitional || strict {
+			s.Status = lockrender.Drift
+		}
+	}
+	return s
+}
+
+// verifyCode is verify's exit code for the report: a failure outweighs
+// drift.
+func verifyCode(reports []lockrender.VerifyServer) int {
 	code := verifyInSync
 	for _, r := range reports {
 		switch {
-		case r.Status == "error":
+		case r.Status == lockrender.Failed:
 			code = verifyProbeFailure
-		case r.Status == "drift" && code == verifyInSync:
+		case r.Status == lockrender.Drift && code == verifyInSync:
 			code = verifyDrift
 		}
 	}
-	if f.json {
-		writeJSON(io.out, verifyReport{FormatVersion: "1.0", Lock: f.lock, Servers: reports, ExitCode: code})
-		return code
-	}
-	printVerify(io.out, reports, code)
 	return code
 }
 
@@ -182,74 +164,4 @@ func loadServers(path string, requested []string) (*lock.File, []string, error) 
 		}
 	}
 	return lf, requested, nil
-}
-
-func printVerify(w io.Writer, reports []serverReport, code int) {
-	drifted, failed := 0, 0
-	for _, r := range reports {
-		switch r.Status {
-		case "in_sync":
-			if len(r.Drift) == 0 {
-				fmt.Fprintf(w, "%s: in sync\n", r.Name)
-			} else {
-				fmt.Fprintf(w, "%s: in sync (informational drift only)\n", r.Name)
-			}
-		case "drift":
-			drifted++
-			fmt.Fprintf(w, "%s: drift\n", r.Name)
-		case "error":
-			failed++
-			if r.didNotStart {
-				fmt.Fprintf(w, "%s: did not start\n", r.Name)
-			} else {
-				fmt.Fprintf(w, "%s: could not be probed\n", r.Name)
-			}
-			for _, l := range strings.Split(r.Error, "\n") {
-				fmt.Fprintf(w, "    %s\n", l)
-			}
-		}
-		for _, d := range r.Drift {
-			what := d.Field
-			if d.Key != "" {
-				what = singular(d.Field) + " " + escape.String(d.Key)
-			}
-			fmt.Fprintf(w, "  %s %-40s (%s)\n", d.Action, what, d.Class)
-		}
-	}
-	fmt.Fprintln(w)
-	switch code {
-	case verifyInSync:
-		fmt.Fprintf(w, "Verify passed: mcp.lock matches %s.\n", plural(len(reports), "server", "servers"))
-	case verifyDrift:
-		fmt.Fprintf(w, "Verify failed: %d of %s drifted from the lock. Run mcpform plan to review the changes.\n", drifted, plural(len(reports), "server", "servers"))
-	case verifyProbeFailure:
-		fmt.Fprintf(w, "Verify failed: %d of %s could not be probed", failed, plural(len(reports), "server", "servers"))
-		if drifted > 0 {
-			fmt.Fprintf(w, " and %d drifted", drifted)
-		}
-		fmt.Fprintln(w, ".")
-	}
-}
-
-// singular names the item kind of a list field for messages.
-func singular(field string) string {
-	switch field {
-	case "resourceTemplates":
-		return "resource template"
-	}
-	return strings.TrimSuffix(field, "s")
-}
-
-func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -1,0 +1,134 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lock"
+)
+
+// VerifyFormatVersion is the version of the JSON form of VerifyReport.
+const VerifyFormatVersion = "1.0"
+
+// A server's status in the verify report.
+const (
+	InSync = "in_sync" // no drift, or informational drift only
+	Drift  = "drift"   // drift that fails verify
+	Failed = "error"   // the server could not be started or probed
+)
+
+// VerifyReport is `mcpform verify`'s report; its JSON form is the
+// documented -json output (format_version 1.0).
+type VerifyReport struct {
+	FormatVersion string         `json:"format_version"`
+	Lock          string         `json:"lock"`
+	Servers       []VerifyServer `json:"servers"`
+	ExitCode      int            `json:"exit_code"`
+}
+
+// VerifyServer is one server's line of the report.
+type VerifyServer struct {
+	Name   string        `json:"name"`
+	Status string        `json:"status"` // InSync, Drift or Failed
+	Drift  []VerifyDrift `json:"drift"`
+	Error  string        `json:"error,omitempty"`
+	// DidNotStart marks an error that is a *mcp.StartError: the text's
+	// header then says "did not start", not "could not be probed" (the
+	// JSON form's error says it already).
+	DidNotStart bool `json:"-"`
+}
+
+// VerifyDrift is one difference between the live surface and the lock.
+type VerifyDrift struct {
+	Class  string `json:"class"`
+	Action string `json:"action"`
+	Field  string `json:"field"`
+	Key    string `json:"key,omitempty"`
+}
+
+// DriftOf is lock.Compare's result as the report lists it.
+func DriftOf(diffs []lock.Drift) []VerifyDrift {
+	out := []VerifyDrift{}
+	for _, d := range diffs {
+		out = append(out, VerifyDrift{Class: d.Class.String(), Action: string(d.Action), Field: d.Field, Key: d.Key})
+	}
+	return out
+}
+
+// VerifyJSON prints the report as indented JSON, HTML characters as they
+// are.
+func VerifyJSON(w io.Writer, r VerifyReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// Verify prints the report for a person: one line a server, its drift
+// below it, and a summary that says why verify failed, if it did.
+func Verify(w io.Writer, r VerifyReport) {
+	drifted, failed := 0, 0
+	for _, s := range r.Servers {
+		switch s.Status {
+		case InSync:
+			if len(s.Drift) == 0 {
+				fmt.Fprintf(w, "%s: in sync\n", s.Name)
+			} else {
+				fmt.Fprintf(w, "%s: in sync (informational drift only)\n", s.Name)
+			}
+		case Drift:
+			drifted++
+			fmt.Fprintf(w, "%s: drift\n", s.Name)
+		case Failed:
+			failed++
+			if s.DidNotStart {
+				fmt.Fprintf(w, "%s: did not start\n", s.Name)
+			} else {
+				fmt.Fprintf(w, "%s: could not be probed\n", s.Name)
+			}
+			for _, l := range strings.Split(s.Error, "\n") {
+				fmt.Fprintf(w, "    %s\n", l)
+			}
+		}
+		for _, d := range s.Drift {
+			what := d.Field
+			if d.Key != "" {
+				what = singular(d.Field) + " " + escape.String(d.Key)
+			}
+			fmt.Fprintf(w, "  %s %-40s (%s)\n", d.Action, what, d.Class)
+		}
+	}
+	fmt.Fprintln(w)
+	servers := plural(len(r.Servers), "server", "servers")
+	switch {
+	case failed > 0:
+		fmt.Fprintf(w, "Verify failed: %d of %s could not be probed", failed, servers)
+		if drifted > 0 {
+			fmt.Fprintf(w, " and %d drifted", drifted)
+		}
+		fmt.Fprintln(w, ".")
+	case drifted > 0:
+		fmt.Fprintf(w, "Verify failed: %d of %s drifted from the lock. Run mcpform plan to review the changes.\n", drifted, servers)
+	default:
+		fmt.Fprintf(w, "Verify passed: mcp.lock matches %s.\n", servers)
+	}
+}
+
+// singular names the item kind of a list field for messages.
+func singular(field string) string {
+	switch field {
+	case "resourceTemplates":
+		return "resource template"
+	}
+	return strings.TrimSuffix(field, "s")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -47,7 +47,7 @@ var allowedImports = map[string]allowed{
 	"onboard":     {imports: []string{"internal/escape", "internal/textdiff", "lang"}},
 
 	"runtime": {
-		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/egress", "runtime/enforce", "runtime/internal/pipe", "runtime/sandbox", "runtime/taint", "surface"},
+		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/egress", "runtime/enforce", "runtime/internal/pipe", "runtime/internal/upstream", "runtime/sandbox", "runtime/taint", "surface"},
 		tests:   []string{"internal/benchclient", "internal/npmtest", "internal/strictjson"},
 	},
 	"runtime/taint": {imports: []string{"internal/escape", "internal/lockedfile", "lock", "policy"}},
@@ -56,10 +56,11 @@ var allowedImports = map[string]allowed{
 		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp"},
 		tests:   []string{"internal/strictjson"},
 	},
-	"runtime/internal/pipe": {},
-	"runtime/sandbox":       {imports: []string{"internal/mutation", "policy"}, tests: []string{"internal/npmtest", "runtime/egress"}},
-	"runtime/egress":        {imports: []string{"internal/mutation", "policy"}},
-	"taint/render":          {imports: []string{"internal/escape", "runtime/taint"}},
+	"runtime/internal/pipe":     {},
+	"runtime/internal/upstream": {imports: []string{"mcp", "runtime/internal/pipe"}},
+	"runtime/sandbox":           {imports: []string{"internal/mutation", "policy"}, tests: []string{"internal/npmtest", "runtime/egress"}},
+	"runtime/egress":            {imports: []string{"internal/mutation", "policy"}},
+	"taint/render":              {imports: []string{"internal/escape", "runtime/taint"}},
 
 	"cmd/mcpform": {
 		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/sandbox", "runtime/taint", "taint/render"},

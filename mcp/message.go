@@ -317,44 +317,37 @@ func decodeRPCError(raw json.RawMessage) (*RPCError, string) {
 // and Result are written as given (compacted if they hold a line break, so
 // the frame stays one line); they must be valid JSON.
 func AppendMessage(b []byte, m *Message) ([]byte, error) {
-	b = append(b, `{"jsonrpc":"2.0"`...)
-	if m.ID != "" || (m.Method == "" && m.Error != nil) {
-		b = append(b, `,"id":`...)
-		b = append(b, m.ID.String()...)
-	}
-	if m.Method != "" {
-		b = append(b, `,"method":`...)
-		b = appendQuoted(b, m.Method)
-		if m.Params != nil {
-			p, err := compactRaw(m.Params)
-			if err != nil {
+	switch {
+	case m.Method != "":
+		params := m.Params
+		if params != nil {
+			var err error
+			if params, err = compactRaw(params); err != nil {
 				return nil, fmt.Errorf("encoding params of %s: %w", m.Method, err)
 			}
-			b = append(b, `,"params":`...)
-			b = append(b, p...)
 		}
-		return append(b, '}'), nil
-	}
-	if m.Error != nil {
-		e, err := m.Error.MarshalJSON()
+		b = AppendRequest(b, m.ID, m.Method, params)
+	case m.Error != nil:
+		data := m.Error.Data
+		if data != nil {
+			var err error
+			if data, err = compactRaw(data); err != nil {
+				return nil, err
+			}
+		}
+		b = AppendError(b, m.ID, m.Error.Code, m.Error.Message, data)
+	default:
+		r := m.Result
+		if r == nil {
+			r = json.RawMessage("{}")
+		}
+		r, err := compactRaw(r)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("encoding result: %w", err)
 		}
-		b = append(b, `,"error":`...)
-		b = append(b, e...)
-		return append(b, '}'), nil
+		b = AppendResponse(b, m.ID, r)
 	}
-	r := m.Result
-	if r == nil {
-		r = json.RawMessage("{}")
-	}
-	r, err := compactRaw(r)
-	if err != nil {
-		return nil, fmt.Errorf("encoding result: %w", err)
-	}
-	b = append(b, `,"result":`...)
-	b = append(b, r...)
-	return append(b, '}'), nil
+	return b[:len(b)-1], nil // without the newline
 }
 
 // WriteMessage writes m to w as one line, in a single Write (so concurrent

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpform/mcpform/internal/benchclient"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/runtime/audit"
+	"github.com/mcpform/mcpform/runtime/internal/upstream"
 )
 
 // newBenchClient drives an in-process proxy over pipes, as proxybench does
@@ -124,12 +125,14 @@ func benchMessagePath(b *testing.B, burst int) {
 	}
 	defer auditLog.Close()
 	var toClient, toServer countingWriter
-	p, err := newProxy(Options{Name: "bench", Entry: e, Audit: auditLog, Session: "bench", Stdout: &toClient})
+	var stderr bytes.Buffer // what the server's side warns of: nothing
+	p, err := newProxy(Options{Name: "bench", Entry: e, Audit: auditLog, Session: "bench", Stdout: &toClient, Stderr: &stderr})
 	if err != nil {
 		b.Fatal(err)
 	}
 	p.connect(&toServer)
-	p.up.warn = func(format string, args ...any) { b.Fatalf(format, args...) }
+	conn := p.up.(*upstream.Conn)
+	var sent int64 // the ids the connection gave: 1, 2, …
 	reqs := make([][]byte, burst)
 	for i := range reqs {
 		reqs[i] = []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"tool-1","arguments":{"text":"hello"}}}`)
@@ -138,23 +141,27 @@ func benchMessagePath(b *testing.B, burst int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for n := 0; n < b.N; n += burst {
-		first := p.up.next + 1
-		p.up.lw.Hold()
+		first := sent + 1
+		sent += int64(burst)
+		p.up.Hold()
 		for _, r := range reqs {
 			p.clientLine(r)
 		}
-		p.up.lw.Release()
+		_ = p.up.Release()
 		p.out.Hold()
 		for i := range reqs {
 			resp = append(resp[:0], `{"jsonrpc":"2.0","id":`...)
 			resp = strconv.AppendInt(resp, first+int64(i), 10)
 			resp = append(resp, `,"result":{"content":[{"type":"text","text":"ok"}]}}`...)
-			p.up.handle(resp)
+			conn.Handle(resp)
 		}
 		p.out.Release()
-		p.up.idle() // as the server's reader does before it waits
+		_ = p.audit.FlushBacklog(outcomeBurst) // as the server's reader does before it waits
 	}
 	b.StopTimer()
+	if stderr.Len() > 0 {
+		b.Fatalf("the proxy warned: %s", stderr.Bytes())
+	}
 	if want := (b.N + burst - 1) / burst * burst; toClient.lines != want || toServer.lines != want {
 		b.Fatalf("%d lines to the client, %d to the server; want %d each", toClient.lines, toServer.lines, want)
 	}

@@ -46,7 +46,7 @@ func (p *proxy) Ask(ctx context.Context, method string, params []byte, timeout t
 		p.mu.Unlock()
 	}()
 	b := pipe.GetLine()
-	*b = appendRequest(*b, id, method, params)
+	*b = mcp.AppendRequest(*b, id, method, params)
 	p.write(*b)
 	pipe.PutLine(b)
 	t := time.NewTimer(timeout)

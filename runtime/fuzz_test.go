@@ -62,7 +62,7 @@ func FuzzProxyMessage(f *testing.F) {
 			}
 			req, rpcErr := p.newRequest(msg)
 			if rpcErr != nil {
-				checkLine(t, appendError(nil, msg.ID, rpcErr.Code, rpcErr.Message, rpcErr.Data))
+				checkLine(t, mcp.AppendError(nil, msg.ID, rpcErr.Code, rpcErr.Message, rpcErr.Data))
 				continue
 			}
 			final := func(ctx context.Context, req *Request, reply Reply) {
@@ -72,7 +72,7 @@ func FuzzProxyMessage(f *testing.F) {
 				}
 				up := p.wrapUp(req.Params)
 				if up != nil || p.modernUp {
-					checkLine(t, appendRequest(nil, mcp.IntID(1), req.Method, up))
+					checkLine(t, mcp.AppendRequest(nil, mcp.IntID(1), req.Method, up))
 					if p.modernUp && string(find(find(up, "_meta"), mcp.MetaProtocolVersion)) != `"2026-07-28"` {
 						t.Fatalf("upstream params without the envelope's version: %s", up)
 					}
@@ -97,7 +97,7 @@ func FuzzProxyMessage(f *testing.F) {
 				r := *req
 				r.Modern = modernClient
 				if resp.Error != nil {
-					checkLine(t, appendError(nil, r.ID, resp.Error.Code, resp.Error.Message, oneLineOrNil(resp.Error.Data)))
+					checkLine(t, mcp.AppendError(nil, r.ID, resp.Error.Code, resp.Error.Message, oneLineOrNil(resp.Error.Data)))
 					continue
 				}
 				out, rerr := p.shapeResponse(nil, &r, resp)

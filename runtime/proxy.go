@@ -20,6 +20,7 @@ import (
 	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/runtime/enforce"
 	"github.com/mcpform/mcpform/runtime/internal/pipe"
+	"github.com/mcpform/mcpform/runtime/internal/upstream"
 )
 
 // Options configure one `mcpform run`: one server, one client.
@@ -142,7 +143,7 @@ type proxy struct {
 	in  io.Reader // the client's input
 	out *pipe.Writer
 
-	up   *upstream
+	up   serverConn
 	proc *mcp.Process
 
 	served *served
@@ -163,7 +164,7 @@ type proxy struct {
 	live      *mcp.Surface
 
 	mu         sync.Mutex
-	inflight   map[mcp.ID]*callCtx
+	inflight   map[mcp.ID]*upstream.Call
 	clientCaps json.RawMessage // what the client declared it supports
 	srvNext    int64
 	srvReqs    map[mcp.ID]*serverRequest // by the id the client sees
@@ -239,7 +240,7 @@ func newProxy(opts Options) (*proxy, error) {
 		audit:    opts.Audit,
 		session:  opts.Session,
 
-		inflight:  map[mcp.ID]*callCtx{},
+		inflight:  map[mcp.ID]*upstream.Call{},
 		srvReqs:   map[mcp.ID]*serverRequest{},
 		srvByUp:   map[mcp.ID]mcp.ID{},
 		srvTokens: map[string]bool{},
@@ -273,16 +274,18 @@ func (p *proxy) lockClientCaps() []byte {
 
 // connect sets up the connection to the server, which reads toServer.
 func (p *proxy) connect(toServer io.Writer) {
-	p.up = newUpstream(toServer, p.opts.WriteTimeout)
-	p.up.lw.Before = p.flushAudit
-	p.up.out = p.out
-	// Under load, the outcomes of a burst of answers are appended by the
-	// server's reader, beside the client's reader, which appends the
-	// requests: the two share the log's work instead of one doing it all.
-	p.up.idle = func() { _ = p.audit.FlushBacklog(outcomeBurst) }
-	p.up.onNotification = p.upstreamNotification
-	p.up.onRequest = p.upstreamRequest
-	p.up.warn = p.logf
+	p.up = upstream.New(toServer, p.opts.WriteTimeout, upstream.Hooks{
+		Before: p.flushAudit,
+		Out:    p.out,
+		// Under load, the outcomes of a burst of answers are appended by
+		// the server's reader, beside the client's reader, which appends
+		// the requests: the two share the log's work instead of one
+		// doing it all.
+		Idle:           func() { _ = p.audit.FlushBacklog(outcomeBurst) },
+		OnNotification: p.upstreamNotification,
+		OnRequest:      p.upstreamRequest,
+		Warn:           p.logf,
+	})
 }
 
 // logf writes one diagnostic line to stderr, escaped as a whole: it may
@@ -344,7 +347,7 @@ func (p *proxy) flushAudit() error {
 func (p *proxy) clientWriteFailed(err error) {
 	var af *auditFailure
 	if errors.As(err, &af) && p.up != nil {
-		p.up.fail(af)
+		p.up.Fail(af)
 	}
 }
 
@@ -380,7 +383,7 @@ func (p *proxy) run(ctx context.Context) error {
 	p.connect(pipe.Raw(proc.Stdin))
 	var fromServer io.Reader
 	p.in, fromServer = pipe.Readers(p.opts.Spin, p.opts.Stdin, proc.Stdout)
-	p.up.listen(fromServer, p.opts.MaxLineSize)
+	p.up.Listen(fromServer, p.opts.MaxLineSize)
 	if !mutation.Off("watchexit") {
 		go p.watchExit(proc)
 	}
@@ -496,7 +499,7 @@ func (p *proxy) watchExit(proc *mcp.Process) {
 	select {
 	case <-p.up.Done():
 	case <-t.C:
-		p.up.fail(fmt.Errorf("%w: it exited, and its output stayed open", mcp.ErrServerClosed))
+		p.up.Fail(fmt.Errorf("%w: it exited, and its output stayed open", mcp.ErrServerClosed))
 	}
 }
 
@@ -525,13 +528,13 @@ func (p *proxy) drain() {
 	// Cancelled outside mu: a cancelled request is answered (finish)
 	// on this goroutine, and finish takes mu.
 	p.mu.Lock()
-	inflight := make([]*callCtx, 0, len(p.inflight))
+	inflight := make([]*upstream.Call, 0, len(p.inflight))
 	for _, ctx := range p.inflight {
 		inflight = append(inflight, ctx)
 	}
 	p.mu.Unlock()
 	for _, ctx := range inflight {
-		ctx.cancel() // a cancelled request gets no answer (finish)
+		ctx.Cancel() // a cancelled request gets no answer (finish)
 	}
 	select {
 	case <-done:
@@ -564,13 +567,13 @@ func (p *proxy) closeClient() {
 // releases it before it would wait for more.
 func (p *proxy) readClient() error {
 	rd := mcp.NewReader(p.in, p.opts.MaxLineSize)
-	defer p.up.lw.Release()
+	defer p.up.Release()
 	for {
 		if !rd.Buffered() {
-			_ = p.up.lw.Release()
+			_ = p.up.Release()
 		}
 		line, err := rd.ReadLine()
-		p.up.lw.Hold()
+		p.up.Hold()
 		if err != nil {
 			var tooLong *mcp.LineTooLongError
 			if errors.As(err, &tooLong) {
@@ -667,7 +670,7 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 		p.respond(req, &Response{Result: []byte("{}")}, false)
 		return
 	}
-	ctx := &callCtx{}
+	ctx := &upstream.Call{}
 	p.mu.Lock()
 	var refusal string
 	var code int64 = mcp.CodeInternalError
@@ -687,15 +690,15 @@ func (p *proxy) clientRequest(msg *mcp.Message) {
 		p.writeError(msg.ID, code, refusal, nil)
 		return
 	}
-	ctx.on.Store(onClientReader)
+	ctx.On.Store(upstream.OnClientReader)
 	p.handler(ctx, req, func(resp *Response, err error) { p.finish(ctx, req, resp, err) })
-	ctx.on.Store(0)
+	ctx.On.Store(0)
 }
 
 // finish ends a request: it is no longer in flight, and the client gets its
 // answer, unless it cancelled the request ("the receiver of a cancellation
 // SHOULD NOT send a response for the cancelled request").
-func (p *proxy) finish(ctx *callCtx, req *Request, resp *Response, err error) {
+func (p *proxy) finish(ctx *upstream.Call, req *Request, resp *Response, err error) {
 	defer p.wg.Done()
 	p.mu.Lock()
 	delete(p.inflight, req.ID)
@@ -706,7 +709,7 @@ func (p *proxy) finish(ctx *callCtx, req *Request, resp *Response, err error) {
 	if err != nil {
 		resp = rpcError(mcp.CodeInternalError, err.Error())
 	}
-	p.respond(req, resp, ctx.on.Load() == onServerReader)
+	p.respond(req, resp, ctx.On.Load() == upstream.OnServerReader)
 }
 
 // respond writes resp to the client, shaped for the request's era; queued
@@ -715,13 +718,13 @@ func (p *proxy) respond(req *Request, resp *Response, queued bool) {
 	b := pipe.GetLine()
 	defer pipe.PutLine(b)
 	if resp.Error != nil {
-		*b = appendError(*b, req.ID, resp.Error.Code, resp.Error.Message, oneLineOrNil(resp.Error.Data))
+		*b = mcp.AppendError(*b, req.ID, resp.Error.Code, resp.Error.Message, oneLineOrNil(resp.Error.Data))
 	} else {
 		var err *mcp.RPCError
 		*b, err = p.shapeResponse(*b, req, resp)
 		if err != nil {
 			(*b) = (*b)[:0]
-			*b = appendError(*b, req.ID, err.Code, err.Message, nil)
+			*b = mcp.AppendError(*b, req.ID, err.Code, err.Message, nil)
 		}
 	}
 	if queued {
@@ -747,7 +750,7 @@ func (p *proxy) write(b []byte) {
 
 func (p *proxy) writeError(id mcp.ID, code int64, msg string, data []byte) {
 	b := pipe.GetLine()
-	*b = appendError(*b, id, code, msg, data)
+	*b = mcp.AppendError(*b, id, code, msg, data)
 	p.write(*b)
 	pipe.PutLine(b)
 }
@@ -765,7 +768,7 @@ func (p *proxy) clientNotification(msg *mcp.Message) {
 		ctx := p.inflight[id]
 		p.mu.Unlock()
 		if ctx != nil {
-			ctx.cancel() // the upstream handler tells the server, under its id
+			ctx.Cancel() // the upstream handler tells the server, under its id
 		}
 	case "notifications/progress":
 		// Progress on a server→client request the proxy passed on.
@@ -774,11 +777,11 @@ func (p *proxy) clientNotification(msg *mcp.Message) {
 		ok := token != nil && p.srvTokens[string(token)]
 		p.mu.Unlock()
 		if ok {
-			_ = p.up.notify(msg.Method, p.wrapUp(msg.Params))
+			_ = p.up.Notify(msg.Method, p.wrapUp(msg.Params))
 		}
 	case "notifications/roots/list_changed":
 		if find(p.lockClientCaps(), "roots") != nil {
-			_ = p.up.notify(msg.Method, p.wrapUp(msg.Params))
+			_ = p.up.Notify(msg.Method, p.wrapUp(msg.Params))
 		}
 	}
 }

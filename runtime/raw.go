@@ -3,11 +3,9 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/mcpform/mcpform/internal/jsonscan"
-	"github.com/mcpform/mcpform/mcp"
 )
 
 // The proxy rewrites messages by splicing raw JSON: it finds the top-level
@@ -47,49 +45,6 @@ func compact(raw []byte) []byte {
 		return raw
 	}
 	return buf.Bytes()
-}
-
-// appendResponse appends one response line (with its newline) carrying
-// result as written.
-func appendResponse(b []byte, id mcp.ID, result []byte) []byte {
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id.String()...)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, "}\n"...)
-}
-
-// appendError appends one error response line.
-func appendError(b []byte, id mcp.ID, code int64, msg string, data []byte) []byte {
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id.String()...)
-	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, code, 10)
-	b = append(b, `,"message":`...)
-	b = mcp.AppendQuoted(b, msg)
-	if data != nil {
-		b = append(b, `,"data":`...)
-		b = append(b, data...)
-	}
-	return append(b, "}}\n"...)
-}
-
-// appendRequest appends one request or notification line (id zero: a
-// notification).
-func appendRequest(b []byte, id mcp.ID, method string, params []byte) []byte {
-	b = append(b, `{"jsonrpc":"2.0",`...)
-	if !id.IsZero() {
-		b = append(b, `"id":`...)
-		b = append(b, id.String()...)
-		b = append(b, ',')
-	}
-	b = append(b, `"method":`...)
-	b = mcp.AppendQuoted(b, method)
-	if params != nil {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, "}\n"...)
 }
 
 // oneLine reports whether raw may be written into a frame as it is: a

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/internal/upstream"
 )
 
 // served holds what the proxy answers from the lock, encoded once at start:
@@ -130,7 +131,7 @@ func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 	if t := find(req.meta, "progressToken"); t != nil {
 		token = string(t)
 	}
-	p.up.request(ctx, req.Method, p.wrapUp(req.Params), token, true, p.opts.RequestTimeout, func(m *mcp.Message, err error) {
+	p.up.Request(ctx, req.Method, p.wrapUp(req.Params), token, true, p.opts.RequestTimeout, func(m *mcp.Message, err error) {
 		if err != nil {
 			reply(p.unanswered(ctx, err))
 			return
@@ -149,7 +150,7 @@ func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 
 // unanswered is the outcome of a forwarded request that got no answer.
 func (p *proxy) unanswered(ctx context.Context, err error) (*Response, error) {
-	var te *timeoutError
+	var te *upstream.TimeoutError
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -171,7 +172,7 @@ func (p *proxy) unanswered(ctx context.Context, err error) (*Response, error) {
 func (p *proxy) shapeResponse(b []byte, req *Request, resp *Response) ([]byte, *mcp.RPCError) {
 	res := resp.Result
 	if resp.Final {
-		return appendResponse(b, req.ID, res), nil
+		return mcp.AppendResponse(b, req.ID, res), nil
 	}
 	if res == nil {
 		res = []byte("{}")
@@ -194,10 +195,10 @@ func (p *proxy) shapeResponse(b []byte, req *Request, resp *Response) ([]byte, *
 		return append(b, "}\n"...), nil
 	}
 	if !p.modernUp {
-		return appendResponse(b, req.ID, oneLine(res)), nil
+		return mcp.AppendResponse(b, req.ID, oneLine(res)), nil
 	}
 	if rt != nil && string(rt) != `"complete"` {
-		return b, &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the server asked for more input (resultType " + clipBytes(rt) + "), which mcpform cannot relay to a client of the initialize era"}
+		return b, &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the server asked for more input (resultType " + clip(string(rt), 200) + "), which mcpform cannot relay to a client of the initialize era"}
 	}
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, req.ID.String()...)

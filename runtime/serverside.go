@@ -24,7 +24,7 @@ func (p *proxy) upstreamNotification(m *mcp.Message) {
 	case "notifications/progress":
 		// Only for a request of the client's still in flight: a server
 		// cannot inject progress into anything else.
-		if p.up.progressTarget(find(m.Params, "progressToken")) {
+		if p.up.ProgressTarget(find(m.Params, "progressToken")) {
 			p.notifyClient(m.Method, m.Params)
 		}
 	case "notifications/message":
@@ -67,7 +67,7 @@ func (p *proxy) notifyClient(method string, params []byte) {
 		}
 	}
 	b := pipe.GetLine()
-	*b = appendRequest(*b, "", method, params)
+	*b = mcp.AppendRequest(*b, "", method, params)
 	p.write(*b)
 	pipe.PutLine(b)
 }
@@ -90,14 +90,14 @@ var requestCapability = map[string]string{
 // reader; anything that waits gets a goroutine, at most 16 at once.
 func (p *proxy) upstreamRequest(m *mcp.Message) {
 	if m.Method == "ping" {
-		_ = p.up.respond(m.ID, []byte("{}"), nil)
+		_ = p.up.Respond(m.ID, []byte("{}"), nil)
 		return
 	}
 	capName, known := requestCapability[m.Method]
 	deny := func(why string) {
 		_ = p.record(&audit.Record{Event: "deny", Method: m.Method, ID: m.ID.String(), Detail: why})
 		p.logf("denied the server's %s request: %s", m.Method, why)
-		_ = p.up.respond(m.ID, nil, &mcp.RPCError{Code: mcp.CodeMethodNotFound, Message: "mcpform denied " + m.Method + ": " + why})
+		_ = p.up.Respond(m.ID, nil, &mcp.RPCError{Code: mcp.CodeMethodNotFound, Message: "mcpform denied " + m.Method + ": " + why})
 	}
 	switch {
 	case !known:
@@ -131,7 +131,7 @@ func (p *proxy) upstreamRequest(m *mcp.Message) {
 
 func (p *proxy) relayServerRequest(m *mcp.Message) {
 	if err := p.record(&audit.Record{Event: "server-request", Method: m.Method, ID: m.ID.String()}); err != nil {
-		_ = p.up.respond(m.ID, nil, &mcp.RPCError{Code: mcp.CodeInternalError, Message: "mcpform cannot write its audit log"})
+		_ = p.up.Respond(m.ID, nil, &mcp.RPCError{Code: mcp.CodeInternalError, Message: "mcpform cannot write its audit log"})
 		return
 	}
 	sr := &serverRequest{ch: make(chan *mcp.Message, 1)}
@@ -163,7 +163,7 @@ func (p *proxy) relayServerRequest(m *mcp.Message) {
 		}
 	}
 	b := pipe.GetLine()
-	*b = appendRequest(*b, id, m.Method, params)
+	*b = mcp.AppendRequest(*b, id, m.Method, params)
 	p.write(*b)
 	pipe.PutLine(b)
 	t := time.NewTimer(p.opts.RequestTimeout)
@@ -171,12 +171,12 @@ func (p *proxy) relayServerRequest(m *mcp.Message) {
 	select {
 	case resp := <-sr.ch:
 		if resp.Error != nil {
-			_ = p.up.respond(m.ID, nil, resp.Error)
+			_ = p.up.Respond(m.ID, nil, resp.Error)
 		} else {
-			_ = p.up.respond(m.ID, oneLine(resp.Result), nil)
+			_ = p.up.Respond(m.ID, oneLine(resp.Result), nil)
 		}
 	case <-t.C:
-		_ = p.up.respond(m.ID, nil, &mcp.RPCError{Code: codeTimeout, Message: fmt.Sprintf("the client did not answer %s within %v", m.Method, p.opts.RequestTimeout)})
+		_ = p.up.Respond(m.ID, nil, &mcp.RPCError{Code: codeTimeout, Message: fmt.Sprintf("the client did not answer %s within %v", m.Method, p.opts.RequestTimeout)})
 	case <-p.up.Done():
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/runtime/audit"
+	"github.com/mcpform/mcpform/runtime/internal/upstream"
 	"github.com/mcpform/mcpform/surface"
 )
 
@@ -33,7 +34,7 @@ func (p *proxy) setQuarantine(why string) {
 
 // call returns the Caller for the proxy's own requests upstream.
 func (p *proxy) caller() mcp.Caller {
-	return p.up.caller(p.wrapUp, p.opts.StartTimeout)
+	return p.up.Caller(p.wrapUp, p.opts.StartTimeout)
 }
 
 // verifyStart does the handshake in the locked era, lists the live surface
@@ -79,7 +80,7 @@ func (p *proxy) verifyHandshake(ctx context.Context) {
 				s, err = mcp.SurfaceFromInitialize(res)
 			}
 			if err == nil {
-				err = p.up.notify("notifications/initialized", nil)
+				err = p.up.Notify("notifications/initialized", nil)
 			}
 		}
 	}
@@ -199,7 +200,7 @@ func (e *startTimeout) Error() string {
 func (e *startTimeout) Unwrap() error { return context.DeadlineExceeded }
 
 func isTimeout(err error) bool {
-	var te *timeoutError
+	var te *upstream.TimeoutError
 	return errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded)
 }
 

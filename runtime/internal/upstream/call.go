@@ -1,4 +1,4 @@
-package runtime
+package upstream
 
 import (
 	"context"
@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// callCtx is the context of one client request, cancelled when the client
+// Call is the context of one client request, cancelled when the client
 // cancels the request or the run ends. A context.WithCancel and a
 // context.AfterFunc per request cost eight allocations and a tenth of the
 // proxy's own time per call; this one is one allocation, and watching it
-// (upstream.request, context.AfterFunc) costs no goroutine.
-type callCtx struct {
+// (Conn.Request, context.AfterFunc) costs no goroutine.
+type Call struct {
 	// on is the reader running the request's handlers or its answer's
-	// continuations right now (onClientReader, onServerReader), or 0: the
+	// continuations right now (OnClientReader, OnServerReader), or 0: the
 	// reader holds the other side's stream, so lines it writes for the
-	// request may wait for its release (lineWriter.queueLine).
-	on atomic.Int32
+	// request may wait for its release (pipe.Writer.QueueLine).
+	On atomic.Int32
 
 	mu      sync.Mutex
 	done    chan struct{} // made by the first Done
@@ -27,19 +27,19 @@ type callCtx struct {
 }
 
 const (
-	onClientReader = 1 + iota
-	onServerReader
+	OnClientReader = 1 + iota
+	OnServerReader
 )
 
 // canceller is told that the request's context was cancelled.
 type canceller interface{ cancelled() }
 
-var _ context.Context = (*callCtx)(nil)
+var _ context.Context = (*Call)(nil)
 
-func (c *callCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (c *callCtx) Value(any) any               { return nil }
+func (c *Call) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c *Call) Value(any) any               { return nil }
 
-func (c *callCtx) Done() <-chan struct{} {
+func (c *Call) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
@@ -51,14 +51,14 @@ func (c *callCtx) Done() <-chan struct{} {
 	return c.done
 }
 
-func (c *callCtx) Err() error {
+func (c *Call) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
 }
 
 // cancel cancels the context (once) and runs what watches it.
-func (c *callCtx) cancel() {
+func (c *Call) Cancel() {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -81,7 +81,7 @@ func (c *callCtx) cancel() {
 
 // watch makes w the one watcher told of a cancellation; it reports false
 // (and does not keep w) when the context is already cancelled.
-func (c *callCtx) watch(w canceller) bool {
+func (c *Call) watch(w canceller) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
@@ -92,7 +92,7 @@ func (c *callCtx) watch(w canceller) bool {
 }
 
 // unwatch drops w, if it is still the watcher.
-func (c *callCtx) unwatch(w canceller) {
+func (c *Call) unwatch(w canceller) {
 	c.mu.Lock()
 	if c.watcher == w {
 		c.watcher = nil
@@ -102,7 +102,7 @@ func (c *callCtx) unwatch(w canceller) {
 
 // AfterFunc is the hook context.AfterFunc (and every context derived from
 // this one) uses instead of a goroutine per watch.
-func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
+func (c *Call) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {

@@ -1,4 +1,4 @@
-package runtime
+package upstream
 
 import (
 	"context"
@@ -15,7 +15,7 @@ func (c *countingCanceller) cancelled() { c.n++ }
 // from it follow it, context.AfterFunc runs (or stops), and its one watcher
 // (the forwarded request) is told once.
 func TestCallCtx(t *testing.T) {
-	c := &callCtx{}
+	c := &Call{}
 	derived, stopDerived := context.WithCancel(c)
 	defer stopDerived()
 	ran := make(chan struct{})
@@ -32,8 +32,8 @@ func TestCallCtx(t *testing.T) {
 		t.Fatalf("Err before cancel = %v", c.Err())
 	}
 	done := c.Done()
-	c.cancel()
-	c.cancel()
+	c.Cancel()
+	c.Cancel()
 	select {
 	case <-done:
 	default:
@@ -56,7 +56,7 @@ func TestCallCtx(t *testing.T) {
 		t.Error("watch after cancel = true: the watcher would never be told")
 	}
 	select {
-	case <-(&callCtx{err: context.Canceled}).Done():
+	case <-(&Call{err: context.Canceled}).Done():
 	default:
 		t.Error("Done made after the cancellation is not closed")
 	}

@@ -47,7 +47,7 @@ var allowedImports = map[string]allowed{
 	"onboard":     {imports: []string{"internal/escape", "internal/textdiff", "lang"}},
 
 	"runtime": {
-		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/egress", "runtime/enforce", "runtime/internal/pipe", "runtime/internal/upstream", "runtime/sandbox", "runtime/taint", "surface"},
+		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/enforce", "runtime/internal/pipe", "runtime/internal/upstream", "runtime/taint", "surface"},
 		tests:   []string{"internal/benchclient", "internal/npmtest", "internal/strictjson"},
 	},
 	"runtime/taint": {imports: []string{"internal/escape", "internal/lockedfile", "lock", "policy"}},
@@ -56,6 +56,7 @@ var allowedImports = map[string]allowed{
 		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp"},
 		tests:   []string{"internal/strictjson"},
 	},
+	"runtime/confine":           {imports: []string{"policy", "runtime/audit", "runtime/egress", "runtime/sandbox"}},
 	"runtime/internal/pipe":     {},
 	"runtime/internal/upstream": {imports: []string{"mcp", "runtime/internal/pipe"}},
 	"runtime/sandbox":           {imports: []string{"internal/mutation", "policy"}, tests: []string{"internal/npmtest", "runtime/egress"}},
@@ -63,7 +64,7 @@ var allowedImports = map[string]allowed{
 	"taint/render":              {imports: []string{"internal/escape", "runtime/taint"}},
 
 	"cmd/mcpform": {
-		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/sandbox", "runtime/taint", "taint/render"},
+		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
 		tests:   []string{"internal/fakemcp", "internal/npmtest"},
 	},
 	"examples/servers/notes": {},
@@ -99,6 +100,7 @@ var forbiddenExternal = map[string][]string{
 	"runtime/taint":   {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"runtime/audit":   {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"runtime/enforce": {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
+	"runtime/confine": {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"mcp":             {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"lock":            {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 }

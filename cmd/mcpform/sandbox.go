@@ -11,6 +11,7 @@ import (
 	"github.com/mcpform/mcpform/policy"
 	"github.com/mcpform/mcpform/runtime"
 	"github.com/mcpform/mcpform/runtime/audit"
+	"github.com/mcpform/mcpform/runtime/confine"
 	"github.com/mcpform/mcpform/runtime/sandbox"
 	"github.com/mcpform/mcpform/runtime/taint"
 )
@@ -46,7 +47,7 @@ func (c *confiner) hook(name string, p *policy.Policy) (func(*exec.Cmd) (func(),
 	if err != nil {
 		return nil, err
 	}
-	conf := runtime.Confinement{Name: name, Sandbox: p.Sandbox, Home: home, Protect: protect}
+	conf := confine.Options{Name: name, Sandbox: p.Sandbox, Home: home, Protect: protect}
 	if len(p.Sandbox.Network.Allow) > 0 {
 		if c.audit == nil {
 			if c.audit, err = audit.Open(c.auditPath); err != nil {
@@ -54,11 +55,11 @@ func (c *confiner) hook(name string, p *policy.Policy) (func(*exec.Cmd) (func(),
 			}
 			c.ownAudit = true
 		}
-		conf.Egress = runtime.EgressAuditor(c.audit, runtime.SessionID(), name, func(err error) {
+		conf.Egress = confine.EgressAuditor(c.audit, runtime.SessionID(), name, func(err error) {
 			fmt.Fprintf(c.io.err, "mcpform: audit: %s\n", escape.String(err.Error()))
 		})
 	}
-	return runtime.SandboxHook(conf), nil
+	return confine.Hook(conf), nil
 }
 
 // protected lists what no sandbox write path may cover: mcpform's state
@@ -106,7 +107,7 @@ func explainSandbox(io *stdio, name string, e *lock.Entry, lockPath, auditPath, 
 		return exitError
 	}
 	sb := e.Policy.Sandbox
-	tmp, removeTmp, err := runtime.PrivateTmp(sb)
+	tmp, removeTmp, err := confine.PrivateTmp(sb)
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
 		return exitError

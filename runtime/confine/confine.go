@@ -1,4 +1,4 @@
-package runtime
+package confine
 
 import (
 	"fmt"
@@ -15,10 +15,10 @@ import (
 	"github.com/mcpform/mcpform/runtime/sandbox"
 )
 
-// Confinement is how to start one server with a sandbox policy: the policy,
+// Options say how to start one server with a sandbox policy: the policy,
 // the user's home (for "~/…" paths), the paths no write path may cover, and
 // where egress connections are recorded.
-type Confinement struct {
+type Options struct {
 	Name    string
 	Sandbox *policy.Sandbox
 	Home    string
@@ -31,12 +31,12 @@ type Confinement struct {
 	Egress func(egress.Event)
 }
 
-// SandboxHook returns the Prepare hook (for mcp.ServerSpec and Options)
+// Hook returns the Prepare hook (for mcp.ServerSpec and runtime.Options)
 // that starts the server confined, or nil when sb is nil. Each start gets a
 // fresh private ${TMP} and, when network.allow lists anything, its own
 // egress proxy on a unix socket in a private directory; the cleanup removes
 // both. Without kernel support the hook fails and the server does not start.
-func SandboxHook(c Confinement) func(*exec.Cmd) (func(), error) {
+func Hook(c Options) func(*exec.Cmd) (func(), error) {
 	if c.Sandbox == nil {
 		return nil
 	}

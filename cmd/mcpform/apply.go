@@ -52,16 +52,13 @@ and asks for "yes" (refused without a terminal or with -input=false, unless
 	return f, nil
 }
 
-func runApply(ctx context.Context, io *stdio, args []string) int {
-	f, err := parseApplyFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runApply(ctx context.Context, io *stdio, f applyFlags) int {
 	// Colour is decided per stream: the plan goes to stdout, diagnostics
 	// and errors to stderr.
 	color, errColor := useColor(io, io.out, f.noColor), useColor(io, io.err, f.noColor)
 	var p *plan.Plan
 	if f.planFile != "" {
+		var err error
 		if p, err = plan.ReadFile(f.planFile); err != nil {
 			return fail(io, err)
 		}

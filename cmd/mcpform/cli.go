@@ -91,6 +91,20 @@ func newFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
 	return fs
 }
 
+// withFlags is a command's run function from its two halves: parse, which
+// turns the arguments into the command's flags struct (and says on stderr
+// what is wrong with them), and run, which does the work with that struct.
+// A command line that does not parse ends with parseFailed's code.
+func withFlags[F any](parse func([]string, io.Writer) (F, error), run func(context.Context, *stdio, F) int) func(context.Context, *stdio, []string) int {
+	return func(ctx context.Context, io *stdio, args []string) int {
+		f, err := parse(args, io.err)
+		if err != nil {
+			return parseFailed(err)
+		}
+		return run(ctx, io, f)
+	}
+}
+
 // parseFailed is a command's exit code when its command line did not
 // parse: the parser has said why on stderr. -h is not a failure (the usage
 // it printed is what was asked for); anything else is a usage error.

@@ -65,11 +65,7 @@ vscode ./.vscode/mcp.json; cursor ./.cursor/mcp.json.
 	return f, nil
 }
 
-func runClientConfig(_ context.Context, io *stdio, args []string) int {
-	f, err := parseClientConfigFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runClientConfig(_ context.Context, io *stdio, f clientConfigFlags) int {
 	lf, names, err := loadServers(f.lock, f.names)
 	if err != nil {
 		return fail(io, err)

@@ -26,33 +26,14 @@ func TestParseClientConfigFlags(t *testing.T) {
 // the file exactly as it was, with its permissions, in mcpform's state
 // directory (private), and nothing is left beside the file.
 func TestClientConfigWriteBackup(t *testing.T) {
-	dir := t.TempDir()
-	lockData, err := os.ReadFile("testdata/script/clientconfig_write.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, lockText, _ := strings.Cut(string(lockData), "-- mcp.lock --\n")
-	lockPath := filepath.Join(dir, "mcp.lock")
+	dir, lockPath := clientConfigLock(t)
 	file := filepath.Join(dir, "claude_desktop_config.json")
 	before := []byte("{\n  \"globalShortcut\": \"Ctrl+Space\",\n  \"mcpServers\": {\n    \"time\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"]}\n  }\n}\n")
-	if err := os.WriteFile(lockPath, []byte(lockText), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(file, before, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
 	state := filepath.Join(dir, "state")
-	io := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) string {
-		if k == "XDG_STATE_HOME" {
-			return state
-		}
-		return ""
-	}}
-	code := runClientConfig(context.Background(), io, []string{"-write", "-file", file, "-lock", lockPath, "-mcpform", "/opt/mcpform", "time"})
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
+	out, errb := runClientConfigWrite(t, state, "-file", file, "-lock", lockPath, "time")
 	if beside, _ := filepath.Glob(file + "*.bak*"); len(beside) != 0 {
 		t.Errorf("a backup beside the file: %v", beside)
 	}
@@ -91,15 +72,7 @@ func TestClientConfigWriteBackup(t *testing.T) {
 // back with all three kept and no line ending in LF alone; the lock under
 // the workspace is written ${workspaceFolder}/mcp.lock.
 func TestClientConfigWriteWindowsFile(t *testing.T) {
-	dir := t.TempDir()
-	lockData, err := os.ReadFile("testdata/script/clientconfig_write.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, lockText, _ := strings.Cut(string(lockData), "-- mcp.lock --\n")
-	if err := os.WriteFile(filepath.Join(dir, "mcp.lock"), []byte(lockText), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, lockPath := clientConfigLock(t)
 	file := filepath.Join(dir, ".vscode", "mcp.json")
 	if err := os.Mkdir(filepath.Dir(file), 0o755); err != nil {
 		t.Fatal(err)
@@ -108,18 +81,7 @@ func TestClientConfigWriteWindowsFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte(before), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	state := filepath.Join(t.TempDir(), "state")
-	io := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) string {
-		if k == "XDG_STATE_HOME" {
-			return state
-		}
-		return ""
-	}}
-	code := runClientConfig(context.Background(), io, []string{"-client", "vscode", "-write", "-file", file, "-lock", filepath.Join(dir, "mcp.lock"), "-mcpform", "/opt/mcpform", "time"})
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
+	out, _ := runClientConfigWrite(t, filepath.Join(t.TempDir(), "state"), "-client", "vscode", "-file", file, "-lock", lockPath, "time")
 	after, _ := os.ReadFile(file)
 	want := "\xef\xbb\xbf{\r\n  // the team's servers\r\n  \"servers\": {\r\n    \"time\": {\r\n      \"type\": \"stdio\",\r\n      \"command\": \"/opt/mcpform\",\r\n      \"args\": [\"run\", \"-lock\", \"${workspaceFolder}/mcp.lock\", \"time\"]\r\n    },\r\n  },\r\n}\r\n"
 	if diff := cmp.Diff(want, string(after)); diff != "" {
@@ -131,4 +93,39 @@ func TestClientConfigWriteWindowsFile(t *testing.T) {
 	if !strings.Contains(out.String(), "+      \"args\": [\"run\", \"-lock\", \"${workspaceFolder}/mcp.lock\", \"time\"]\n") {
 		t.Errorf("diff on stdout:\n%s", out.String())
 	}
+}
+
+// clientConfigLock writes the lock of the clientconfig_write script into a
+// new directory and returns both.
+func clientConfigLock(t *testing.T) (dir, lockPath string) {
+	t.Helper()
+	dir = t.TempDir()
+	data, err := os.ReadFile("testdata/script/clientconfig_write.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lockText, _ := strings.Cut(string(data), "-- mcp.lock --\n")
+	lockPath = filepath.Join(dir, "mcp.lock")
+	if err := os.WriteFile(lockPath, []byte(lockText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, lockPath
+}
+
+// runClientConfigWrite runs client-config -write with args, launching
+// /opt/mcpform, with state as XDG_STATE_HOME; it must succeed.
+func runClientConfigWrite(t *testing.T, state string, args ...string) (stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	stdout, stderr = new(bytes.Buffer), new(bytes.Buffer)
+	io := &stdio{in: strings.NewReader(""), out: stdout, err: stderr, getenv: func(k string) string {
+		if k == "XDG_STATE_HOME" {
+			return state
+		}
+		return ""
+	}}
+	args = append([]string{"client-config", "-write", "-mcpform", "/opt/mcpform"}, args...)
+	if code := run(context.Background(), args, io); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	return stdout, stderr
 }

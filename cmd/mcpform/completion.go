@@ -46,11 +46,7 @@ and client-config, the server names in mcp.lock. Load it with:
 	return f, nil
 }
 
-func runCompletion(ctx context.Context, io *stdio, args []string) int {
-	f, err := parseCompletionFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runCompletion(ctx context.Context, io *stdio, f completionFlags) int {
 	if f.servers {
 		lf, err := lock.Load(f.lock)
 		if err != nil {
@@ -89,22 +85,6 @@ type cmdFlags struct {
 // or "  -json".
 var defaultsLine = regexp.MustCompile(`^  (-[A-Za-z0-9][A-Za-z0-9_-]*)( \S+)?`)
 
-// table is the commands table for the functions here, which the table
-// itself refers to (through runCompletion): Go refuses that cycle in
-// variable initialisation, so init sets it afterwards.
-var table map[string]command
-
-func init() { table = commands }
-
-func tableNames() []string {
-	names := make([]string, 0, len(table))
-	for n := range table {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // usageWord matches the first word after the command in a usage line:
 // "mcpform taint list [-json]", "mcpform completion bash|zsh".
 var usageWord = regexp.MustCompile(`mcpform ([a-z-]+) ([a-z]+(?:\|[a-z]+)*)(?:\s|$)`)
@@ -120,7 +100,7 @@ func commandHelp(ctx context.Context, name string) string {
 // allCommandFlags returns every command with its flags, by name.
 func allCommandFlags(ctx context.Context) []cmdFlags {
 	var out []cmdFlags
-	for _, name := range tableNames() {
+	for _, name := range commandNames() {
 		c := cmdFlags{Name: name}
 		for _, line := range strings.Split(commandHelp(ctx, name), "\n") {
 			usageLine := strings.HasPrefix(line, "Usage: ") || strings.HasPrefix(strings.TrimSpace(line), "mcpform ")
@@ -152,7 +132,7 @@ func completionScript(ctx context.Context, shell string) ([]byte, error) {
 	var b bytes.Buffer
 	err := completionTmpl.Execute(&b, map[string]any{
 		"Shell":    shell,
-		"Commands": tableNames(),
+		"Commands": commandNames(),
 		"Flags":    allCommandFlags(ctx),
 		"Servers":  serverCommands,
 	})

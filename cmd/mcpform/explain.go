@@ -30,11 +30,7 @@ security-relevant, and an example. Without RULE, lists every rule.
 	return f, err
 }
 
-func runExplain(_ context.Context, io *stdio, args []string) int {
-	f, err := parseExplainFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runExplain(_ context.Context, io *stdio, f explainFlags) int {
 	if f.rule == "" {
 		for _, r := range plan.Rules() {
 			fmt.Fprintf(io.out, "%-44s %-6s %-14s %s\n", r.ID, r.Grade, className(r), r.Summary)

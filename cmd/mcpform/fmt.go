@@ -64,11 +64,7 @@ error, 3 with -check when a file is not formatted.
 	return f, nil
 }
 
-func runFmt(_ context.Context, io *stdio, args []string) int {
-	f, err := parseFmtFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runFmt(_ context.Context, io *stdio, f fmtFlags) int {
 	r := &fmtRun{f: f, io: io, color: useColor(io, io.err, f.noColor)}
 	if f.targets[0] == "-" {
 		r.stdin()
@@ -97,14 +93,11 @@ type fmtRun struct {
 func (r *fmtRun) stdin() {
 	src, err := io.ReadAll(r.io.in)
 	if err != nil {
-		fmt.Fprintf(r.io.err, "mcpform fmt: reading standard input: %v\n", err)
-		r.failed = true
+		r.fail(fmt.Errorf("reading standard input: %w", err))
 		return
 	}
-	out, diags := lang.Format(src, "<stdin>")
-	if diags.HasErrors() {
-		lang.WriteDiagnostics(r.io.err, diags, map[string][]byte{"<stdin>": src}, r.color, 0)
-		r.failed = true
+	out, ok := r.format(src, "<stdin>")
+	if !ok {
 		return
 	}
 	r.changed = !bytes.Equal(src, out)
@@ -124,8 +117,7 @@ func (r *fmtRun) stdin() {
 func (r *fmtRun) target(t string) {
 	st, err := os.Stat(t)
 	if err != nil {
-		fmt.Fprintf(r.io.err, "mcpform fmt: %v\n", err)
-		r.failed = true
+		r.fail(err)
 		return
 	}
 	if !st.IsDir() {
@@ -149,8 +141,7 @@ func (r *fmtRun) target(t string) {
 		return nil
 	})
 	if err != nil {
-		fmt.Fprintf(r.io.err, "mcpform fmt: %v\n", err)
-		r.failed = true
+		r.fail(err)
 	}
 	sort.Strings(files)
 	for _, p := range files {
@@ -161,14 +152,11 @@ func (r *fmtRun) target(t string) {
 func (r *fmtRun) file(name string) {
 	src, err := os.ReadFile(name)
 	if err != nil {
-		fmt.Fprintf(r.io.err, "mcpform fmt: %v\n", err)
-		r.failed = true
+		r.fail(err)
 		return
 	}
-	out, diags := lang.Format(src, name)
-	if diags.HasErrors() {
-		lang.WriteDiagnostics(r.io.err, diags, map[string][]byte{name: src}, r.color, 0)
-		r.failed = true
+	out, ok := r.format(src, name)
+	if !ok {
 		return
 	}
 	if bytes.Equal(src, out) {
@@ -182,11 +170,30 @@ func (r *fmtRun) file(name string) {
 		io.WriteString(r.io.out, fmtDiff(filepath.ToSlash(name), src, out))
 	}
 	if r.f.write {
-		if err := writeKeepingMode(name, out); err != nil {
-			fmt.Fprintf(r.io.err, "mcpform fmt: %v\n", err)
-			r.failed = true
+		// The file exists, so it keeps its mode.
+		if err := writeFileAtomic(name, out, 0o644); err != nil {
+			r.fail(err)
 		}
 	}
+}
+
+// fail says why fmt could not read, walk or write something; fmt goes on
+// with the other files and exits 1.
+func (r *fmtRun) fail(err error) {
+	fmt.Fprintf(r.io.err, "mcpform fmt: %v\n", err)
+	r.failed = true
+}
+
+// format is src formatted; a file that does not parse is reported, with
+// its diagnostics, and not formatted.
+func (r *fmtRun) format(src []byte, name string) ([]byte, bool) {
+	out, diags := lang.Format(src, name)
+	if diags.HasErrors() {
+		lang.WriteDiagnostics(r.io.err, diags, map[string][]byte{name: src}, r.color, 0)
+		r.failed = true
+		return nil, false
+	}
+	return out, true
 }
 
 // fmtDiff is -diff's unified diff of a file and its formatted text, with
@@ -226,30 +233,4 @@ func diffLines(data []byte, showCR bool) string {
 		lines[i] = l
 	}
 	return strings.Join(lines, "")
-}
-
-// writeKeepingMode replaces name's content through a temporary file and a
-// rename, so an interrupted fmt never leaves half a file.
-func writeKeepingMode(name string, data []byte) error {
-	st, err := os.Stat(name)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".fmt-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
 }

@@ -54,11 +54,7 @@ It writes ./mcp.hcl and never overwrites an existing file without -force.
 	return f, nil
 }
 
-func runImport(_ context.Context, io *stdio, args []string) int {
-	f, err := parseImportFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runImport(_ context.Context, io *stdio, f importFlags) int {
 	if f.out != "-" && !f.force {
 		if _, err := os.Lstat(f.out); err == nil {
 			fmt.Fprintf(io.err, "Error: %s already exists: mcpform import never overwrites it. Use -force to replace it, or -o - to print the result.\n", f.out)

@@ -33,11 +33,7 @@ validate work offline. Local modules need no init.
 	return f, err
 }
 
-func runInit(ctx context.Context, io *stdio, args []string) int {
-	f, err := parseInitFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runInit(ctx context.Context, io *stdio, f initFlags) int {
 	fmt.Fprintln(io.out, "Initializing modules...")
 	entries, files, diags := lang.InstallModules(ctx, f.dir, lang.InstallOptions{Upgrade: f.upgrade, Log: io.out})
 	if len(diags) > 0 {

@@ -5,9 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -54,26 +55,26 @@ type command struct {
 
 // commands is the table of subcommands, one file each.
 var commands = map[string]command{
-	"explain":  {"Explain a rule id from a plan: meaning, grade, example", runExplain},
-	"version":  {"Print mcpform's version", runVersion},
+	"explain":  {"Explain a rule id from a plan: meaning, grade, example", withFlags(parseExplainFlags, runExplain)},
+	"version":  {"Print mcpform's version", withFlags(parseVersionFlags, runVersion)},
 	"run":      {"Serve a locked server to a client: the enforcing stdio proxy", runRun},
 	"audit":    {"Check the audit log's hash chain: audit verify [FILE]", runAudit},
 	"taint":    {"List tainted client sessions, or reset one after review: taint list | taint reset SESSION|-all", runTaint},
-	"verify":   {"Probe locked servers and fail on drift from mcp.lock (the CI gate)", runVerify},
-	"show":     {"Print mcp.lock for humans", runShow},
-	"plan":     {"Probe servers and show how they differ from mcp.lock", runPlan},
-	"apply":    {"Write a reviewed plan to mcp.lock", runApply},
-	"validate": {"Check mcp.hcl: syntax, types, references, modules, policy", runValidate},
-	"fmt":      {"Rewrite mcp.hcl files in the canonical style", runFmt},
-	"init":     {"Fetch git modules into .mcpform/modules", runInit},
+	"verify":   {"Probe locked servers and fail on drift from mcp.lock (the CI gate)", withFlags(parseVerifyFlags, runVerify)},
+	"show":     {"Print mcp.lock for humans", withFlags(parseShowFlags, runShow)},
+	"plan":     {"Probe servers and show how they differ from mcp.lock", withFlags(parsePlanFlags, runPlan)},
+	"apply":    {"Write a reviewed plan to mcp.lock", withFlags(parseApplyFlags, runApply)},
+	"validate": {"Check mcp.hcl: syntax, types, references, modules, policy", withFlags(parseValidateFlags, runValidate)},
+	"fmt":      {"Rewrite mcp.hcl files in the canonical style", withFlags(parseFmtFlags, runFmt)},
+	"init":     {"Fetch git modules into .mcpform/modules", withFlags(parseInitFlags, runInit)},
 
 	// Taint policy: a starting point from the server's annotations.
 	"suggest-policy": {"Print a taint block for a locked server from its tools' annotations", runSuggestPolicy},
 
 	// Onboarding: from a client's configuration to mcp.hcl and back.
-	"import":        {"Write mcp.hcl from an MCP client's configuration (Claude, VS Code, Cursor)", runImport},
-	"client-config": {"Print or -write the client configuration that launches mcpform run", runClientConfig},
-	"completion":    {"Print a bash or zsh completion script", runCompletion},
+	"import":        {"Write mcp.hcl from an MCP client's configuration (Claude, VS Code, Cursor)", withFlags(parseImportFlags, runImport)},
+	"client-config": {"Print or -write the client configuration that launches mcpform run", withFlags(parseClientConfigFlags, runClientConfig)},
+	"completion":    {"Print a bash or zsh completion script", withFlags(parseCompletionFlags, runCompletion)},
 }
 
 func run(ctx context.Context, args []string, io *stdio) int {
@@ -95,7 +96,7 @@ func run(ctx context.Context, args []string, io *stdio) int {
 		return exitOK
 	}
 	if args[0] == "-version" || args[0] == "--version" {
-		return runVersion(ctx, io, nil)
+		return commands["version"].run(ctx, io, nil)
 	}
 	if _, ok := commands[args[0]]; !ok {
 		return unknownCommand(io, args[0])
@@ -130,14 +131,15 @@ func chdir(args []string, io *stdio) ([]string, int, bool) {
 	return args, 0, true
 }
 
-func commandNames() []string {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+// table is commands, for the functions that the table itself refers to
+// (completion lists every command, through runCompletion): Go refuses that
+// cycle in variable initialisation, so init sets it afterwards.
+var table map[string]command
+
+func init() { table = commands }
+
+// commandNames lists the commands, sorted.
+func commandNames() []string { return slices.Sorted(maps.Keys(table)) }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: mcpform [-chdir=DIR] <command> [flags] [args]")

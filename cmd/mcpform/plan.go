@@ -101,11 +101,7 @@ surface differ from mcp.lock. Writes nothing but the -out file.
 	return f, nil
 }
 
-func runPlan(ctx context.Context, io *stdio, args []string) int {
-	f, err := parsePlanFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runPlan(ctx context.Context, io *stdio, f planFlags) int {
 	p, cfg, code := makePlan(ctx, io, &f.configFlags)
 	if p == nil {
 		return code
@@ -122,6 +118,7 @@ func runPlan(ctx context.Context, io *stdio, args []string) int {
 			return fail(io, err)
 		}
 	}
+	var err error
 	switch {
 	case f.json:
 		err = render.JSON(io.out, p)

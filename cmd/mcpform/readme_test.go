@@ -30,7 +30,7 @@ func cliReference(ctx context.Context) string {
 	var top bytes.Buffer
 	usage(&top)
 	b.WriteString("```text\n" + top.String() + "```\n")
-	for _, name := range tableNames() {
+	for _, name := range commandNames() {
 		b.WriteString("\n### `mcpform " + name + "`\n\n")
 		b.WriteString(strings.TrimSuffix(table[name].synopsis, ".") + ".\n\n")
 		help := strings.TrimRight(commandHelp(ctx, name), "\n")

@@ -41,11 +41,7 @@ it (-json: as plan -json). A file is told from a server name by its content.
 	return f, nil
 }
 
-func runShow(_ context.Context, io *stdio, args []string) int {
-	f, err := parseShowFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runShow(_ context.Context, io *stdio, f showFlags) int {
 	if len(f.names) > 0 {
 		switch kind, path := sniffFile(f.names[0]), f.names[0]; {
 		case kind == planFile && len(f.names) > 1:

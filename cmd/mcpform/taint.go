@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // SESSION|-all`: what a client session read from taint sources, and clearing
 // it after review. It runs from a terminal, never through a client, so a
 // model cannot clear its own taint.
-func runTaint(_ context.Context, io *stdio, args []string) int {
+func runTaint(ctx context.Context, io *stdio, args []string) int {
 	usage := func() {
 		fmt.Fprintln(io.err, "Usage: mcpform taint list [-json]")
 		fmt.Fprintln(io.err, "       mcpform taint reset SESSION | -all")
@@ -30,21 +31,33 @@ func runTaint(_ context.Context, io *stdio, args []string) int {
 		usage()
 		return exitOK
 	case "list":
-		return runTaintList(io, args[1:])
+		return withFlags(parseTaintListFlags, runTaintList)(ctx, io, args[1:])
 	case "reset":
-		return runTaintReset(io, args[1:])
+		return withFlags(parseTaintResetFlags, runTaintReset)(ctx, io, args[1:])
 	}
 	fmt.Fprintf(io.err, "mcpform taint: unknown subcommand %q\n", escape.String(args[0]))
 	usage()
 	return exitUsage
 }
 
-func openTaintStore(io *stdio) (*taint.Store, error) {
+// openTaintStore opens the user's taint store for the subcommand sub, or
+// says why it cannot and returns the exit code.
+func openTaintStore(io *stdio, sub string) (*taint.Store, int) {
 	dir, err := taint.DefaultDir(io.getenv)
 	if err != nil {
-		return nil, err
+		return nil, taintFailed(io, sub, err)
 	}
-	return taint.Open(dir)
+	s, err := taint.Open(dir)
+	if err != nil {
+		return nil, taintFailed(io, sub, err)
+	}
+	return s, exitOK
+}
+
+// taintFailed says on stderr that taint's subcommand sub failed, and why.
+func taintFailed(io *stdio, sub string, err error) int {
+	fmt.Fprintf(io.err, "mcpform taint %s: %v\n", sub, err)
+	return exitError
 }
 
 // taintListFlags is mcpform taint list's command line.
@@ -68,15 +81,10 @@ Lists the client sessions that read from a taint source: when, from which server
 	return f, nil
 }
 
-func runTaintList(io *stdio, args []string) int {
-	f, err := parseTaintListFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
-	s, err := openTaintStore(io)
-	if err != nil {
-		fmt.Fprintf(io.err, "mcpform taint list: %v\n", err)
-		return exitError
+func runTaintList(_ context.Context, io *stdio, f taintListFlags) int {
+	s, code := openTaintStore(io, "list")
+	if s == nil {
+		return code
 	}
 	states, listErr := s.List()
 	sessions := taintrender.Tainted(states)
@@ -86,8 +94,7 @@ func runTaintList(io *stdio, args []string) int {
 		taintrender.Human(io.out, sessions)
 	}
 	if listErr != nil {
-		fmt.Fprintf(io.err, "mcpform taint list: %v\n", listErr)
-		return exitError
+		return taintFailed(io, "list", listErr)
 	}
 	return exitOK
 }
@@ -116,28 +123,21 @@ func parseTaintResetFlags(args []string, stderr io.Writer) (taintResetFlags, err
 	return f, nil
 }
 
-func runTaintReset(io *stdio, args []string) int {
-	f, err := parseTaintResetFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
-	s, err := openTaintStore(io)
-	if err != nil {
-		fmt.Fprintf(io.err, "mcpform taint reset: %v\n", err)
-		return exitError
+func runTaintReset(_ context.Context, io *stdio, f taintResetFlags) int {
+	s, code := openTaintStore(io, "reset")
+	if s == nil {
+		return code
 	}
 	if f.all {
 		n, err := s.ResetAll()
 		if err != nil {
-			fmt.Fprintf(io.err, "mcpform taint reset: %v\n", err)
-			return exitError
+			return taintFailed(io, "reset", err)
 		}
 		taintrender.Cleared(io.out, n)
 		return exitOK
 	}
 	if err := s.Reset(f.session); err != nil {
-		fmt.Fprintf(io.err, "mcpform taint reset: %s\n", escape.String(err.Error()))
-		return exitError
+		return taintFailed(io, "reset", errors.New(escape.String(err.Error())))
 	}
 	taintrender.ClearedSession(io.out, f.session)
 	return exitOK

@@ -70,11 +70,7 @@ Exit status: 0 valid, 1 invalid or a usage error.
 	return f, err
 }
 
-func runValidate(_ context.Context, io *stdio, args []string) int {
-	f, err := parseValidateFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runValidate(_ context.Context, io *stdio, f validateFlags) int {
 	// Like terraform validate, without values for the root variables:
 	// those not given are unknown, and what depends on them is checked by
 	// plan.

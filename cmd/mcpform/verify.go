@@ -53,11 +53,7 @@ Exit codes: 0 in sync (informational drift is reported), 1 definitional drift
 	return f, nil
 }
 
-func runVerify(ctx context.Context, io *stdio, args []string) int {
-	f, err := parseVerifyFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
 	lf, names, err := loadServers(f.lock, f.names)
 	if err != nil {
 		fail(io, err)

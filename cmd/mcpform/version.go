@@ -148,11 +148,7 @@ the version but no commit; a build in a git checkout knows the commit.
 	return f, nil
 }
 
-func runVersion(_ context.Context, io *stdio, args []string) int {
-	f, err := parseVersionFlags(args, io.err)
-	if err != nil {
-		return parseFailed(err)
-	}
+func runVersion(_ context.Context, io *stdio, f versionFlags) int {
 	b := currentBuild()
 	if f.json {
 		data, _ := json.MarshalIndent(b, "", "  ")

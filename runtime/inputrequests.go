@@ -13,9 +13,8 @@ import (
 // inputRequests ({"key": {"method": "sampling/createMessage", "params": …}}),
 // and the client retries the call with the answers. That is the same
 // sampling, elicitation and roots as a legacy server's requests, and passes
-// under the same rule (serverside.go; docs/GUARANTEES.md, section 3): only
-// what the lock's client capabilities allow and the client declared, never
-// while quarantined.
+// under the same rule (mayAskClient in serverside.go; docs/GUARANTEES.md,
+// section 3).
 
 // checkInputRequests returns the refusal for a server result that asks the
 // client for input it may not ask for, or nil.
@@ -30,18 +29,7 @@ func (p *proxy) checkInputRequests(req *Request, result []byte) *Response {
 	}
 	for _, m := range list {
 		method, _ := stringValue(find(m.Value, "method"))
-		capName, known := requestCapability[method]
-		var why string
-		switch {
-		case !known:
-			why = "mcpform does not pass this request on"
-		case find(p.lockClientCaps(), capName) == nil:
-			why = "the lock's client capabilities do not allow " + capName
-		case p.state.isQuarantined():
-			why = "the server is quarantined"
-		case !p.Declared(capName):
-			why = "the client did not declare " + capName
-		}
+		why := p.mayAskClient(method)
 		if why != "" {
 			return p.denyInput(req, method, why)
 		}

@@ -86,6 +86,26 @@ var requestCapability = map[string]string{
 	"roots/list":             "roots",
 }
 
+// mayAskClient is the one rule for what a server may ask the client, as a
+// legacy request (upstreamRequest) or in a 2026-07-28 input_required result
+// (checkInputRequests): only what the lock's client capabilities allow
+// (what was reviewed) and the client declared (what it can do), never while
+// quarantined. It returns why not, or "".
+func (p *proxy) mayAskClient(method string) string {
+	capName, known := requestCapability[method]
+	switch {
+	case !known:
+		return "mcpform does not pass this request on"
+	case find(p.lockClientCaps(), capName) == nil:
+		return "the lock's client capabilities do not allow " + capName
+	case p.state.isQuarantined():
+		return "the server is quarantined"
+	case !p.Declared(capName):
+		return "the client did not declare " + capName
+	}
+	return ""
+}
+
 // upstreamRequest handles a request from the server. Runs on the upstream
 // reader; anything that waits gets a goroutine, at most 16 at once.
 func (p *proxy) upstreamRequest(m *mcp.Message) {
@@ -93,28 +113,13 @@ func (p *proxy) upstreamRequest(m *mcp.Message) {
 		_ = p.up.Respond(m.ID, []byte("{}"), nil)
 		return
 	}
-	capName, known := requestCapability[m.Method]
 	deny := func(why string) {
 		_ = p.record(&audit.Record{Event: "deny", Method: m.Method, ID: m.ID.String(), Detail: why})
 		p.logf("denied the server's %s request: %s", m.Method, why)
 		_ = p.up.Respond(m.ID, nil, &mcp.RPCError{Code: mcp.CodeMethodNotFound, Message: "mcpform denied " + m.Method + ": " + why})
 	}
-	switch {
-	case !known:
-		deny("mcpform does not pass this request on")
-		return
-	case find(p.lockClientCaps(), capName) == nil:
-		deny("the lock's client capabilities do not allow " + capName)
-		return
-	case p.state.isQuarantined():
-		deny("the server is quarantined")
-		return
-	}
-	p.mu.Lock()
-	clientOK := find(p.clientCaps, capName) != nil
-	p.mu.Unlock()
-	if !clientOK {
-		deny("the client did not declare " + capName)
+	if why := p.mayAskClient(m.Method); why != "" {
+		deny(why)
 		return
 	}
 	select {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,6 +33,11 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, cmds)
 }
 
+// update rewrites the files that the scripts' cmp commands compare with,
+// from what the commands printed: go test -run TestScripts -update, then
+// review the diff of testdata/script.
+var update = flag.Bool("update", false, "rewrite the want files of testdata/script/*.txtar from the output")
+
 // testCommands holds test-only commands (fake servers and the like), each
 // registered from the file that defines it.
 var testCommands = map[string]func(){}
@@ -56,7 +62,8 @@ func TestScripts(t *testing.T) {
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
-		RequireExplicitExec: false,
+		RequireExplicitExec: true,
+		UpdateScripts:       *update,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("NO_COLOR", "1")
 			e.Setenv("NPM_BIN", npmtest.BinDir())

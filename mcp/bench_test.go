@@ -84,7 +84,7 @@ func BenchmarkReader(b *testing.B) {
 	}
 }
 
-// BenchmarkConnCall is one request/response through a Conn against an
+// BenchmarkConnCall is one request/response through a rpcConn against an
 // in-process echo server: what the client side adds to a round trip.
 func BenchmarkConnCall(b *testing.B) {
 	cr, sw := io.Pipe()
@@ -106,7 +106,7 @@ func BenchmarkConnCall(b *testing.B) {
 			w.Flush()
 		}
 	}()
-	c := NewConn(cr, cw, ConnOptions{})
+	c := newRPCConn(cr, cw, rpcConnOptions{})
 	defer sw.Close()
 	defer cw.Close()
 	params := []byte(`{"name":"search_notes","arguments":{"query":"q"}}`)

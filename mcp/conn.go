@@ -16,16 +16,16 @@ import (
 // or stopped reading its stdin.
 var ErrServerClosed = errors.New("server closed the connection")
 
-// ProtocolError is a fatal breach of the protocol by the server: stdout
+// protocolError is a fatal breach of the protocol by the server: stdout
 // that is not JSON-RPC, a line over the cap, a response to a request that
 // was never sent. The connection is unusable afterwards.
-type ProtocolError struct {
+type protocolError struct {
 	Msg  string
 	Line []byte // the offending line (or its start), when there is one
 	Err  error
 }
 
-func (e *ProtocolError) Error() string {
+func (e *protocolError) Error() string {
 	s := e.Msg
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
@@ -36,13 +36,13 @@ func (e *ProtocolError) Error() string {
 	return s
 }
 
-func (e *ProtocolError) Unwrap() error { return e.Err }
+func (e *protocolError) Unwrap() error { return e.Err }
 
-// ConnOptions configures a Conn. The zero value is a strict client: the
+// rpcConnOptions configures a rpcConn. The zero value is a strict client: the
 // default line cap, no per-request timeout, notifications ignored,
 // server→client requests denied with -32601, and a response to an id never
-// sent a fatal ProtocolError.
-type ConnOptions struct {
+// sent a fatal protocolError.
+type rpcConnOptions struct {
 	MaxLineSize    int           // per line; DefaultMaxLineSize when 0
 	RequestTimeout time.Duration // per Call; none when 0
 
@@ -60,13 +60,14 @@ type ConnOptions struct {
 	DropUnknownResponses bool
 }
 
-// A Conn is a JSON-RPC client over a newline-delimited stream: it numbers
-// its own requests, matches responses to them, routes notifications, and
-// answers the server's requests.
-type Conn struct {
+// rpcConn is the probe's JSON-RPC client over a newline-delimited stream: it
+// numbers its own requests, matches responses to them, routes notifications,
+// and answers the server's requests. The proxy has a connection of its own,
+// built for a hostile peer it must outlive (runtime/internal/upstream).
+type rpcConn struct {
 	r    *Reader
 	w    io.Writer
-	opts ConnOptions
+	opts rpcConnOptions
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -78,17 +79,17 @@ type Conn struct {
 	done      chan struct{}
 	err       error
 
-	ctx    context.Context // for OnRequest handlers; cancelled when the Conn ends
+	ctx    context.Context // for OnRequest handlers; cancelled when the rpcConn ends
 	cancel context.CancelFunc
 }
 
 // maxAbandoned bounds the memory of timed-out ids.
 const maxAbandoned = 1024
 
-// NewConn starts reading r and returns a Conn that writes to w.
-func NewConn(r io.Reader, w io.Writer, opts ConnOptions) *Conn {
+// newRPCConn starts reading r and returns a rpcConn that writes to w.
+func newRPCConn(r io.Reader, w io.Writer, opts rpcConnOptions) *rpcConn {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Conn{
+	c := &rpcConn{
 		r:         NewReader(r, opts.MaxLineSize),
 		w:         w,
 		opts:      opts,
@@ -102,18 +103,18 @@ func NewConn(r io.Reader, w io.Writer, opts ConnOptions) *Conn {
 	return c
 }
 
-// Done is closed when the Conn has stopped reading; Err says why.
-func (c *Conn) Done() <-chan struct{} { return c.done }
+// Done is closed when the rpcConn has stopped reading; Err says why.
+func (c *rpcConn) Done() <-chan struct{} { return c.done }
 
-// Err returns why the Conn stopped (ErrServerClosed at the end of the
-// stream, a *ProtocolError, a read error), or nil while it is running.
-func (c *Conn) Err() error {
+// Err returns why the rpcConn stopped (ErrServerClosed at the end of the
+// stream, a *protocolError, a read error), or nil while it is running.
+func (c *rpcConn) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
 }
 
-func (c *Conn) fail(err error) {
+func (c *rpcConn) fail(err error) {
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = err
@@ -123,7 +124,7 @@ func (c *Conn) fail(err error) {
 	c.mu.Unlock()
 }
 
-func (c *Conn) readLoop() {
+func (c *rpcConn) readLoop() {
 	for {
 		line, err := c.r.ReadLine()
 		if err != nil {
@@ -132,7 +133,7 @@ func (c *Conn) readLoop() {
 			case errors.Is(err, io.EOF):
 				c.fail(ErrServerClosed)
 			case errors.As(err, &tooLong):
-				c.fail(&ProtocolError{Msg: "server sent a message over the size cap", Err: err})
+				c.fail(&protocolError{Msg: "server sent a message over the size cap", Err: err})
 			default:
 				c.fail(fmt.Errorf("reading from server: %w", err))
 			}
@@ -142,9 +143,9 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			var de *DecodeError
 			if errors.As(err, &de) && de.Code == CodeParseError {
-				c.fail(&ProtocolError{Msg: "server wrote non-JSON to stdout", Line: clipLine(line)})
+				c.fail(&protocolError{Msg: "server wrote non-JSON to stdout", Line: clipLine(line)})
 			} else {
-				c.fail(&ProtocolError{Msg: "server sent an invalid message", Err: err, Line: clipLine(line)})
+				c.fail(&protocolError{Msg: "server sent an invalid message", Err: err, Line: clipLine(line)})
 			}
 			return
 		}
@@ -170,8 +171,8 @@ func clipLine(line []byte) []byte {
 	return append([]byte(nil), line...)
 }
 
-// deliver hands a response to its caller; false means the Conn failed.
-func (c *Conn) deliver(msg *Message) bool {
+// deliver hands a response to its caller; false means the rpcConn failed.
+func (c *rpcConn) deliver(msg *Message) bool {
 	c.mu.Lock()
 	id := msg.ID
 	if id == "" && len(c.pending) == 1 {
@@ -196,13 +197,13 @@ func (c *Conn) deliver(msg *Message) bool {
 		ch <- msg // buffered
 	case late, c.opts.DropUnknownResponses:
 	default:
-		c.fail(&ProtocolError{Msg: fmt.Sprintf("server answered request id %s, which was never sent", escape.String(msg.ID.String()))})
+		c.fail(&protocolError{Msg: fmt.Sprintf("server answered request id %s, which was never sent", escape.String(msg.ID.String()))})
 		return false
 	}
 	return true
 }
 
-func (c *Conn) answer(req *Message) {
+func (c *rpcConn) answer(req *Message) {
 	var result json.RawMessage
 	var rpcErr *RPCError
 	if c.opts.OnRequest != nil {
@@ -214,7 +215,7 @@ func (c *Conn) answer(req *Message) {
 	_ = c.write(resp)
 }
 
-func (c *Conn) write(m *Message) error {
+func (c *rpcConn) write(m *Message) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	b, err := AppendMessage(c.wbuf[:0], m)
@@ -230,7 +231,7 @@ func (c *Conn) write(m *Message) error {
 }
 
 // Notify sends a notification.
-func (c *Conn) Notify(method string, params json.RawMessage) error {
+func (c *rpcConn) Notify(method string, params json.RawMessage) error {
 	select {
 	case <-c.done:
 		return c.Err()
@@ -241,8 +242,8 @@ func (c *Conn) Notify(method string, params json.RawMessage) error {
 
 // Call sends a request and waits for its response, for ctx, or for the
 // request timeout. An error response is returned as a *RPCError. A timeout
-// wraps context.DeadlineExceeded; a Conn that ended returns its Err.
-func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// wraps context.DeadlineExceeded; a rpcConn that ended returns its Err.
+func (c *rpcConn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if c.opts.RequestTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.opts.RequestTimeout)
@@ -288,7 +289,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	}
 }
 
-func (c *Conn) forget(id ID, abandon bool) {
+func (c *rpcConn) forget(id ID, abandon bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.pending, id)

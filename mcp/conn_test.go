@@ -12,20 +12,20 @@ import (
 	"time"
 )
 
-// pipeServer is the far end of a Conn: it reads what the Conn writes and
+// pipeServer is the far end of a rpcConn: it reads what the rpcConn writes and
 // writes what a test says.
 type pipeServer struct {
 	t    *testing.T
 	in   *bufio.Scanner
 	out  io.WriteCloser
-	conn *Conn
+	conn *rpcConn
 }
 
-func newPipeServer(t *testing.T, opts ConnOptions) *pipeServer {
+func newPipeServer(t *testing.T, opts rpcConnOptions) *pipeServer {
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	s := &pipeServer{t: t, in: bufio.NewScanner(sr), out: sw}
-	s.conn = NewConn(cr, cw, opts)
+	s.conn = newRPCConn(cr, cw, opts)
 	t.Cleanup(func() { sw.Close(); sr.Close() })
 	return s
 }
@@ -51,7 +51,7 @@ func (s *pipeServer) send(line string) {
 func TestConnMultiplexes(t *testing.T) {
 	var mu sync.Mutex
 	var notes []string
-	s := newPipeServer(t, ConnOptions{OnNotification: func(m *Message) {
+	s := newPipeServer(t, rpcConnOptions{OnNotification: func(m *Message) {
 		mu.Lock()
 		notes = append(notes, m.Method)
 		mu.Unlock()
@@ -91,7 +91,7 @@ func TestConnMultiplexes(t *testing.T) {
 }
 
 func TestConnDeniesServerRequests(t *testing.T) {
-	s := newPipeServer(t, ConnOptions{})
+	s := newPipeServer(t, rpcConnOptions{})
 	s.send(`{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}`)
 	m := s.recv()
 	if m.ID != `"s1"` || m.Error == nil || m.Error.Code != CodeMethodNotFound {
@@ -101,19 +101,19 @@ func TestConnDeniesServerRequests(t *testing.T) {
 
 func TestConnUnknownResponse(t *testing.T) {
 	t.Run("fatal", func(t *testing.T) {
-		s := newPipeServer(t, ConnOptions{})
+		s := newPipeServer(t, rpcConnOptions{})
 		done := make(chan error)
 		go func() { _, err := s.conn.Call(context.Background(), "a", nil); done <- err }()
 		s.recv()
 		s.send(`{"jsonrpc":"2.0","id":99,"result":{}}`)
 		err := <-done
-		var pe *ProtocolError
+		var pe *protocolError
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "id 99, which was never sent") {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("dropped", func(t *testing.T) {
-		s := newPipeServer(t, ConnOptions{DropUnknownResponses: true})
+		s := newPipeServer(t, rpcConnOptions{DropUnknownResponses: true})
 		done := make(chan error)
 		go func() { _, err := s.conn.Call(context.Background(), "a", nil); done <- err }()
 		m := s.recv()
@@ -126,7 +126,7 @@ func TestConnUnknownResponse(t *testing.T) {
 }
 
 func TestConnTimeoutThenLateAnswer(t *testing.T) {
-	s := newPipeServer(t, ConnOptions{RequestTimeout: 50 * time.Millisecond})
+	s := newPipeServer(t, rpcConnOptions{RequestTimeout: 50 * time.Millisecond})
 	done := make(chan error)
 	go func() { _, err := s.conn.Call(context.Background(), "slow", nil); done <- err }()
 	m := s.recv()
@@ -154,7 +154,7 @@ func TestConnEnds(t *testing.T) {
 		{"eof", "", "server closed the connection"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newPipeServer(t, ConnOptions{})
+			s := newPipeServer(t, rpcConnOptions{})
 			done := make(chan error)
 			go func() { _, err := s.conn.Call(context.Background(), "a", nil); done <- err }()
 			s.recv()
@@ -179,7 +179,7 @@ func TestConnEnds(t *testing.T) {
 }
 
 func TestConnNullIDError(t *testing.T) {
-	s := newPipeServer(t, ConnOptions{})
+	s := newPipeServer(t, rpcConnOptions{})
 	done := make(chan error)
 	go func() { _, err := s.conn.Call(context.Background(), "server/discover", nil); done <- err }()
 	s.recv()

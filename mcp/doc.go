@@ -15,12 +15,12 @@
 //     an over-long line is refused, never truncated.
 //   - DecodeMessage, AppendMessage (message.go): strict JSON-RPC 2.0 with
 //     exact-case member names, no duplicate keys at any depth, no batches.
-//   - Envelope and the _meta helpers (meta.go): what every 2026-07-28 request
+//   - envelope and the _meta helpers (meta.go): what every 2026-07-28 request
 //     carries instead of a handshake.
 //   - Start and Process (process.go): the server in its own process group,
 //     only the named environment variables, a bounded stderr tail, and the
 //     stdio transport's shutdown (close stdin, SIGTERM, SIGKILL the group).
-//   - Conn (conn.go): requests with our own ids and timeouts, notifications
+//   - rpcConn (conn.go): requests with our own ids and timeouts, notifications
 //     routed in stream order, server→client requests answered (denied by
 //     default).
 //   - Probe (probe.go): era detection (server/discover first, then the

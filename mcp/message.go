@@ -20,11 +20,11 @@ const (
 	CodeInvalidParams  = -32602
 	CodeInternalError  = -32603
 
-	// CodeHeaderMismatch and the two below are the 2026-07-28 codes
+	// codeHeaderMismatch and the two below are the 2026-07-28 codes
 	// (schema.ts: HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY,
 	// UNSUPPORTED_PROTOCOL_VERSION).
-	CodeHeaderMismatch                  = -32020
-	CodeMissingRequiredClientCapability = -32021
+	codeHeaderMismatch                  = -32020
+	codeMissingRequiredClientCapability = -32021
 	CodeUnsupportedProtocolVersion      = -32022
 )
 
@@ -350,10 +350,10 @@ func AppendMessage(b []byte, m *Message) ([]byte, error) {
 	return b[:len(b)-1], nil // without the newline
 }
 
-// WriteMessage writes m to w as one line, in a single Write (so concurrent
-// writers that each call WriteMessage under their own lock never interleave
+// writeMessage writes m to w as one line, in a single Write (so concurrent
+// writers that each call writeMessage under their own lock never interleave
 // within a line).
-func WriteMessage(w io.Writer, m *Message) error {
+func writeMessage(w io.Writer, m *Message) error {
 	b, err := AppendMessage(make([]byte, 0, 256), m)
 	if err != nil {
 		return err

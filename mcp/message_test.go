@@ -94,8 +94,8 @@ func TestAppendMessageRoundTrip(t *testing.T) {
 			t.Errorf("frame holds a line break: %q", b)
 		}
 		var w strings.Builder
-		if err := WriteMessage(&w, m); err != nil || w.String() != string(b)+"\n" {
-			t.Errorf("WriteMessage = %q, %v; want %q", w.String(), err, string(b)+"\n")
+		if err := writeMessage(&w, m); err != nil || w.String() != string(b)+"\n" {
+			t.Errorf("writeMessage = %q, %v; want %q", w.String(), err, string(b)+"\n")
 		}
 		got, err := DecodeMessage(b)
 		if err != nil {
@@ -139,7 +139,7 @@ func TestIDCanonical(t *testing.T) {
 }
 
 func TestEnvelope(t *testing.T) {
-	env := Envelope{ProtocolVersion: ModernVersion, ClientInfo: json.RawMessage(`{"name":"mcpform","version":"1"}`)}
+	env := envelope{ProtocolVersion: ModernVersion, ClientInfo: json.RawMessage(`{"name":"mcpform","version":"1"}`)}
 	got, err := env.Apply(json.RawMessage(`{"name":"echo","_meta":{"progressToken":7}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -148,34 +148,34 @@ func TestEnvelope(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("Apply = %s\nwant    %s", got, want)
 	}
-	back, ok, err := ReadEnvelope(got)
+	back, ok, err := readEnvelope(got)
 	if err != nil || !ok {
-		t.Fatalf("ReadEnvelope: %v %v", ok, err)
+		t.Fatalf("readEnvelope: %v %v", ok, err)
 	}
-	if d := cmp.Diff(Envelope{ProtocolVersion: ModernVersion, ClientCapabilities: json.RawMessage(`{}`), ClientInfo: env.ClientInfo}, back); d != "" {
-		t.Errorf("ReadEnvelope (-want +got):\n%s", d)
+	if d := cmp.Diff(envelope{ProtocolVersion: ModernVersion, ClientCapabilities: json.RawMessage(`{}`), ClientInfo: env.ClientInfo}, back); d != "" {
+		t.Errorf("readEnvelope (-want +got):\n%s", d)
 	}
-	if _, ok, err := ReadEnvelope(json.RawMessage(`{"name":"x"}`)); ok || err != nil {
+	if _, ok, err := readEnvelope(json.RawMessage(`{"name":"x"}`)); ok || err != nil {
 		t.Errorf("legacy params: ok %v err %v", ok, err)
 	}
-	if _, _, err := ReadEnvelope(json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":1}}`)); err == nil {
+	if _, _, err := readEnvelope(json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":1}}`)); err == nil {
 		t.Error("a number as protocol version was accepted")
 	}
 	if got, err := env.Apply(nil); err != nil || !strings.HasPrefix(string(got), `{"_meta":{`) {
 		t.Errorf("Apply(nil) = %s, %v", got, err)
 	}
 
-	res, err := SetResultServerInfo(json.RawMessage(`{"tools":[],"_meta":{"x":1}}`), json.RawMessage(`{"name":"s","version":"2"}`))
+	res, err := setResultServerInfo(json.RawMessage(`{"tools":[],"_meta":{"x":1}}`), json.RawMessage(`{"name":"s","version":"2"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := ResultServerInfo(res)
+	info, err := resultServerInfo(res)
 	if err != nil || string(info) != `{"name":"s","version":"2"}` {
-		t.Errorf("ResultServerInfo = %s, %v", info, err)
+		t.Errorf("resultServerInfo = %s, %v", info, err)
 	}
-	dropped, err := DropFields(res, VolatileResultFields...)
+	dropped, err := dropFields(res, volatileResultFields...)
 	if err != nil || string(dropped) != `{"tools":[]}` {
-		t.Errorf("DropFields = %s, %v", dropped, err)
+		t.Errorf("dropFields = %s, %v", dropped, err)
 	}
 }
 

@@ -9,28 +9,28 @@ import (
 const (
 	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 )
 
-// ClientVersion is the version mcpform reports in clientInfo. The CLI sets
+// clientVersion is the version mcpform reports in clientInfo. The CLI sets
 // it at start-up from its build information.
-var ClientVersion = "devel"
+var clientVersion = "devel"
 
 // ClientInfo returns mcpform's Implementation object,
-// {"name":"mcpform","version":ClientVersion}.
+// {"name":"mcpform","version":clientVersion}.
 func ClientInfo() json.RawMessage {
 	b, _ := json.Marshal(struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
-	}{"mcpform", ClientVersion})
+	}{"mcpform", clientVersion})
 	return b
 }
 
-// Envelope is what a 2026-07-28 request carries in params._meta instead of
+// envelope is what a 2026-07-28 request carries in params._meta instead of
 // an initialize handshake: "every request names its version in _meta".
-type Envelope struct {
+type envelope struct {
 	ProtocolVersion    string
 	ClientCapabilities json.RawMessage // nil is sent as {}
 	ClientInfo         json.RawMessage // nil is left out
@@ -39,7 +39,7 @@ type Envelope struct {
 // Apply returns params with the envelope's keys set in its _meta object.
 // Other _meta keys (progressToken, …) and other params are kept; nil params
 // become an object holding only _meta.
-func (e Envelope) Apply(params json.RawMessage) (json.RawMessage, error) {
+func (e envelope) Apply(params json.RawMessage) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
 	if len(params) > 0 && string(params) != "null" {
 		if err := json.Unmarshal(params, &obj); err != nil {
@@ -60,7 +60,7 @@ func (e Envelope) Apply(params json.RawMessage) (json.RawMessage, error) {
 	}
 	meta[MetaClientCapabilities] = caps
 	if e.ClientInfo != nil {
-		meta[MetaClientInfo] = e.ClientInfo
+		meta[metaClientInfo] = e.ClientInfo
 	}
 	m, err := json.Marshal(meta)
 	if err != nil {
@@ -70,40 +70,40 @@ func (e Envelope) Apply(params json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(obj)
 }
 
-// ReadEnvelope reads the envelope from a request's params. ok is false when
+// readEnvelope reads the envelope from a request's params. ok is false when
 // there is no protocol version in _meta (a legacy request). A protocol
 // version that is not a string, or capabilities that are not an object, are
 // errors.
-func ReadEnvelope(params json.RawMessage) (env Envelope, ok bool, err error) {
+func readEnvelope(params json.RawMessage) (env envelope, ok bool, err error) {
 	meta, err := metaOf(params)
 	if err != nil || meta == nil {
-		return Envelope{}, false, err
+		return envelope{}, false, err
 	}
 	raw, has := meta[MetaProtocolVersion]
 	if !has {
-		return Envelope{}, false, nil
+		return envelope{}, false, nil
 	}
 	if err := json.Unmarshal(raw, &env.ProtocolVersion); err != nil {
-		return Envelope{}, false, fmt.Errorf("_meta %q must be a string", MetaProtocolVersion)
+		return envelope{}, false, fmt.Errorf("_meta %q must be a string", MetaProtocolVersion)
 	}
 	if c, has := meta[MetaClientCapabilities]; has {
 		if !isObject(c) {
-			return Envelope{}, false, fmt.Errorf("_meta %q must be an object", MetaClientCapabilities)
+			return envelope{}, false, fmt.Errorf("_meta %q must be an object", MetaClientCapabilities)
 		}
 		env.ClientCapabilities = c
 	}
-	if c, has := meta[MetaClientInfo]; has {
+	if c, has := meta[metaClientInfo]; has {
 		if !isObject(c) {
-			return Envelope{}, false, fmt.Errorf("_meta %q must be an object", MetaClientInfo)
+			return envelope{}, false, fmt.Errorf("_meta %q must be an object", metaClientInfo)
 		}
 		env.ClientInfo = c
 	}
 	return env, true, nil
 }
 
-// ResultServerInfo returns the serverInfo a 2026-07-28 result carries in its
+// resultServerInfo returns the serverInfo a 2026-07-28 result carries in its
 // _meta, or nil when it has none.
-func ResultServerInfo(result json.RawMessage) (json.RawMessage, error) {
+func resultServerInfo(result json.RawMessage) (json.RawMessage, error) {
 	meta, err := metaOf(result)
 	if err != nil || meta == nil {
 		return nil, err
@@ -118,9 +118,9 @@ func ResultServerInfo(result json.RawMessage) (json.RawMessage, error) {
 	return info, nil
 }
 
-// SetResultServerInfo returns result with info under _meta's serverInfo key,
+// setResultServerInfo returns result with info under _meta's serverInfo key,
 // other keys kept.
-func SetResultServerInfo(result, info json.RawMessage) (json.RawMessage, error) {
+func setResultServerInfo(result, info json.RawMessage) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
 	if len(result) > 0 {
 		if err := json.Unmarshal(result, &obj); err != nil {
@@ -142,13 +142,13 @@ func SetResultServerInfo(result, info json.RawMessage) (json.RawMessage, error) 
 	return json.Marshal(obj)
 }
 
-// VolatileResultFields are the members of a list or discover result that
+// volatileResultFields are the members of a list or discover result that
 // change from one call to the next without the surface changing; probes drop
 // them before anything is compared or locked.
-var VolatileResultFields = []string{"nextCursor", "resultType", "ttlMs", "cacheScope", "_meta"}
+var volatileResultFields = []string{"nextCursor", "resultType", "ttlMs", "cacheScope", "_meta"}
 
-// DropFields returns the object obj without the named top-level members.
-func DropFields(obj json.RawMessage, names ...string) (json.RawMessage, error) {
+// dropFields returns the object obj without the named top-level members.
+func dropFields(obj json.RawMessage, names ...string) (json.RawMessage, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(obj, &m); err != nil || m == nil {
 		return nil, fmt.Errorf("not a JSON object")

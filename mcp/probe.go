@@ -17,8 +17,8 @@ import (
 // DefaultTimeout bounds a whole probe.
 const DefaultTimeout = 30 * time.Second
 
-// MaxItems is the most items of one kind a probe accepts (and a lock holds).
-const MaxItems = 1000
+// maxItems is the most items of one kind a probe accepts (and a lock holds).
+const maxItems = 1000
 
 // maxRelists bounds how often one kind is listed again after a
 // list_changed notification arrived while it was being listed.
@@ -41,7 +41,7 @@ type ServerSpec struct {
 	Timeout         time.Duration // overall probe timeout, default DefaultTimeout
 	RequestTimeout  time.Duration // per request, default Timeout
 	DiscoverTimeout time.Duration // unanswered server/discover means legacy; default min(RequestTimeout, Timeout/2)
-	ShutdownGrace   time.Duration // each shutdown step, default DefaultShutdownGrace
+	ShutdownGrace   time.Duration // each shutdown step, default defaultShutdownGrace
 	MaxLineSize     int           // per message, default DefaultMaxLineSize
 
 	// Stderr, when set, also receives the server's stderr as it comes (the
@@ -241,7 +241,7 @@ type prober struct {
 	spec    ServerSpec
 	stage   string
 	proc    *Process
-	conn    *Conn
+	conn    *rpcConn
 	changed [4]atomic.Int64 // list_changed notifications seen, by kind
 	modern  bool
 }
@@ -270,7 +270,7 @@ func (p *prober) start(ctx context.Context) error {
 	}
 	p.proc = proc
 	p.enter(PhaseStarting)
-	p.conn = NewConn(proc.Stdout, proc.Stdin, ConnOptions{
+	p.conn = newRPCConn(proc.Stdout, proc.Stdin, rpcConnOptions{
 		MaxLineSize:    p.spec.MaxLineSize,
 		RequestTimeout: p.spec.RequestTimeout,
 		OnNotification: p.notified,
@@ -323,7 +323,7 @@ func (p *prober) run(ctx context.Context) (*Surface, error) {
 		var rpcErr *RPCError
 		switch {
 		case err == nil:
-		case errors.As(err, &rpcErr) && (rpcErr.Code == CodeMissingRequiredClientCapability || rpcErr.Code == CodeUnsupportedProtocolVersion):
+		case errors.As(err, &rpcErr) && (rpcErr.Code == codeMissingRequiredClientCapability || rpcErr.Code == CodeUnsupportedProtocolVersion):
 			err = fmt.Errorf("%w (a 2026-07-28 error: the server is modern but will not speak %s with mcpform; no fallback to initialize)", err, ModernVersion)
 		case errors.As(err, &rpcErr):
 			s, err = p.initialize(ctx)
@@ -352,7 +352,7 @@ func (p *prober) run(ctx context.Context) (*Surface, error) {
 func (p *prober) call(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
 	if p.modern {
 		var err error
-		params, err = Envelope{ProtocolVersion: ModernVersion, ClientCapabilities: p.spec.ClientCapabilities, ClientInfo: ClientInfo()}.Apply(params)
+		params, err = envelope{ProtocolVersion: ModernVersion, ClientCapabilities: p.spec.ClientCapabilities, ClientInfo: ClientInfo()}.Apply(params)
 		if err != nil {
 			return nil, err
 		}

@@ -210,9 +210,9 @@ func TestProbeModernEnvelope(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "received.jsonl")
 	spec := fake(t, `{"era":"modern","log":`+quote(log)+`,"tools":[`+echoTool+`],"prompts":[],"pageSize":1}`)
 	spec.ClientCapabilities = json.RawMessage(`{"elicitation":{}}`)
-	old := ClientVersion
-	ClientVersion = "1.2.3"
-	defer func() { ClientVersion = old }()
+	old := clientVersion
+	clientVersion = "1.2.3"
+	defer func() { clientVersion = old }()
 	if _, err := Probe(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestProbeModernEnvelope(t *testing.T) {
 		want := map[string]json.RawMessage{
 			MetaProtocolVersion:    json.RawMessage(`"2026-07-28"`),
 			MetaClientCapabilities: json.RawMessage(`{"elicitation":{}}`),
-			MetaClientInfo:         json.RawMessage(`{"name":"mcpform","version":"1.2.3"}`),
+			metaClientInfo:         json.RawMessage(`{"name":"mcpform","version":"1.2.3"}`),
 		}
 		if d := cmp.Diff(want, m.Params.Meta, cmp.Comparer(jsonEqual)); d != "" {
 			t.Errorf("%s: _meta (-want +got):\n%s", m.Method, d)

@@ -14,16 +14,16 @@ import (
 	"github.com/mcpform/mcpform/internal/mutation"
 )
 
-// DefaultStderrLimit is how much of a server's stderr a Process keeps: the
+// defaultStderrLimit is how much of a server's stderr a Process keeps: the
 // last 64 KiB.
-const DefaultStderrLimit = 64 << 10
+const defaultStderrLimit = 64 << 10
 
-// DefaultShutdownGrace is how long Close waits at each step of the shutdown
+// defaultShutdownGrace is how long Close waits at each step of the shutdown
 // (after closing stdin, after SIGTERM) before the next one.
-const DefaultShutdownGrace = 2 * time.Second
+const defaultShutdownGrace = 2 * time.Second
 
 // A Process is a running server: its stdin and stdout carry the protocol,
-// its stderr is kept (the last DefaultStderrLimit bytes) for error messages.
+// its stderr is kept (the last defaultStderrLimit bytes) for error messages.
 type Process struct {
 	Name   string
 	Stdin  io.WriteCloser // the server's stdin; Close closes it first
@@ -136,14 +136,14 @@ func Start(ctx context.Context, spec ServerSpec) (*Process, error) {
 
 	grace := spec.ShutdownGrace
 	if grace <= 0 {
-		grace = DefaultShutdownGrace
+		grace = defaultShutdownGrace
 	}
 	p := &Process{
 		Name:    spec.Name,
 		Stdin:   stdinW,
 		Stdout:  stdoutR,
 		cmd:     cmd,
-		stderr:  newRing(DefaultStderrLimit),
+		stderr:  newRing(defaultStderrLimit),
 		errDone: make(chan struct{}),
 		exited:  make(chan struct{}),
 		cleanup: cleanup,

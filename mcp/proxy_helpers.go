@@ -76,7 +76,7 @@ func SurfaceFromDiscover(result json.RawMessage) (*Surface, error) {
 	if !found {
 		return nil, fmt.Errorf("DiscoverResult lists %s, not %s", escape.String(strings.Join(versions, ", ")), ModernVersion)
 	}
-	info, err := ResultServerInfo(result)
+	info, err := resultServerInfo(result)
 	if err != nil {
 		return nil, fmt.Errorf("DiscoverResult: %w", err)
 	}
@@ -103,7 +103,7 @@ func resultObject(result json.RawMessage) (map[string]json.RawMessage, error) {
 var ListMethods = [4]string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 
 // ListSurface fills s's lists through call, with the probe's pagination
-// rules (every page, at most MaxItems, no duplicate keys, no cursor loops),
+// rules (every page, at most maxItems, no duplicate keys, no cursor loops),
 // listing only what s.Capabilities declares. only, when non-nil, limits the
 // listing to the kinds (indexes into ListMethods) it marks; the others are
 // left as they are.
@@ -159,8 +159,8 @@ func listWith(ctx context.Context, call Caller, k kind) ([]json.RawMessage, erro
 		if r, ok := res[k.field]; !ok || json.Unmarshal(r, &pageItems) != nil || pageItems == nil {
 			return nil, fmt.Errorf("result has no %q array", k.field)
 		}
-		if len(items)+len(pageItems) > MaxItems {
-			return nil, fmt.Errorf("more than %d %ss", MaxItems, k.noun)
+		if len(items)+len(pageItems) > maxItems {
+			return nil, fmt.Errorf("more than %d %ss", maxItems, k.noun)
 		}
 		for _, it := range pageItems {
 			var obj map[string]json.RawMessage

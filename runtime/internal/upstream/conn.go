@@ -14,8 +14,10 @@ import (
 	"github.com/mcpform/mcpform/runtime/internal/pipe"
 )
 
-// Conn is the proxy's connection to the server. Unlike mcp.Conn it is
-// built for a hostile peer that must not take the client down with it:
+// Conn is the proxy's connection to the server. Unlike the probe's (package
+// mcp), which ends at the first protocol error since a probe that met one
+// has its answer, it is built for a hostile peer that must not take the
+// client down with it:
 // garbage and over-size lines are dropped (and reported) instead of ending
 // the connection; responses to unknown or already answered ids are dropped;
 // writes go through one bounded queue, so a server that stops reading makes

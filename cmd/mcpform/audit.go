@@ -5,38 +5,45 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/mcpform/mcpform/runtime/audit"
 )
 
-// runAudit is `mcpform audit verify [FILE]`: it checks the audit log's hash
-// chain and names the first broken record.
-func runAudit(_ context.Context, io *stdio, args []string) int {
-	usage := func() {
-		fmt.Fprintln(io.err, "Usage: mcpform audit verify [FILE]")
-		fmt.Fprintln(io.err)
-		fmt.Fprintln(io.err, "Check the audit log's hash chain (default: the log mcpform run writes).")
-		fmt.Fprintln(io.err, "Exit status: 0 intact, 1 broken, unreadable or a usage error.")
-	}
+// auditFlags is mcpform audit verify's command line.
+type auditFlags struct {
+	path string // "": the log mcpform run writes
+}
+
+func parseAuditFlags(args []string, stderr io.Writer) (auditFlags, error) {
+	var f auditFlags
+	fs := newFlagSet("audit verify", stderr, `Usage: mcpform audit verify [FILE]
+
+Check the audit log's hash chain (default: the log mcpform run writes).
+Exit status: 0 intact, 1 broken, unreadable or a usage error.
+`)
 	if len(args) == 0 || args[0] != "verify" {
-		usage()
-		return exitUsage
-	}
-	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
-	fs.SetOutput(io.err)
-	fs.Usage = usage
-	if err := parseArgs(fs, args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+		if len(args) > 0 && isHelpFlag(args[0]) {
+			fs.Usage()
+			return f, flag.ErrHelp
 		}
-		return exitUsage
+		return f, usageFailure(fs, stderr, "mcpform audit has one subcommand, verify")
+	}
+	if err := parseArgs(fs, args[1:]); err != nil {
+		return f, err
 	}
 	if fs.NArg() > 1 {
-		usage()
-		return exitUsage
+		return f, usageFailure(fs, stderr, "mcpform audit verify takes at most one argument, the log's path")
 	}
-	path := fs.Arg(0)
+	f.path = fs.Arg(0)
+	return f, nil
+}
+
+// runAudit is `mcpform audit verify [FILE]`: it checks the audit log's hash
+// chain and names the first broken record.
+func runAudit(_ context.Context, io *stdio, flags auditFlags) int {
+	path := flags.path
 	if path == "" {
 		p, err := audit.DefaultPath(io.getenv)
 		if err != nil {

@@ -7,7 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lock"
 )
 
 // parseArgs parses args into fs with flags and arguments in any order, as
@@ -199,4 +203,24 @@ func unknownCommand(io *stdio, name string) int {
 	}
 	fmt.Fprintln(io.err, "Run \"mcpform help\" for the list of commands.")
 	return exitUsage
+}
+
+// lockedServer returns the entry of server name in lf, or tells stderr
+// (as command) that the lock at path has no such server, with the nearest
+// name and the names it has.
+func lockedServer(io *stdio, command string, lf *lock.File, name, path string) (*lock.Entry, bool) {
+	if e, ok := lf.Servers[name]; ok {
+		return e, true
+	}
+	names := make([]string, 0, len(lf.Servers))
+	for n := range lf.Servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(io.err, "%s: server %q is not in %s", command, escape.String(name), path)
+	if s := suggest(name, names); s != "" {
+		fmt.Fprintf(io.err, "; did you mean %q?", s)
+	}
+	fmt.Fprintf(io.err, "\nIt holds: %s. To add a server, declare it in mcp.hcl, then run mcpform plan and mcpform apply.\n", strings.Join(names, ", "))
+	return nil, false
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/runtime"
 )
 
 // TestParseArgsInterspersed: flags may follow arguments, as in terraform
@@ -83,4 +85,35 @@ func testParse[F any](t *testing.T, parse func([]string, io.Writer) (F, error), 
 			t.Errorf("%q (-want +got):\n%s", tc.args, diff)
 		}
 	}
+}
+
+func TestParseRunFlags(t *testing.T) {
+	testParse(t, parseRunFlags, []parseCase[runFlags]{
+		{args: []string{"notes"}, want: runFlags{lockPath: lock.DefaultPath, spin: runtime.DefaultSpin, name: "notes"}},
+		{args: []string{"-lock", "/x/mcp.lock", "-audit", "/x/a.jsonl", "-spin", "0", "notes"}, want: runFlags{lockPath: "/x/mcp.lock", auditPath: "/x/a.jsonl", name: "notes"}},
+		{args: []string{"notes", "-explain-sandbox"}, want: runFlags{lockPath: lock.DefaultPath, spin: runtime.DefaultSpin, explainSandbox: true, name: "notes"}},
+		{args: nil, wantErr: true},
+		{args: []string{"a", "b"}, wantErr: true},
+		{args: []string{"-spin", "2ms", "notes"}, wantErr: true},
+		{args: []string{"-nope", "notes"}, wantErr: true},
+	})
+}
+
+func TestParseAuditFlags(t *testing.T) {
+	testParse(t, parseAuditFlags, []parseCase[auditFlags]{
+		{args: []string{"verify"}, want: auditFlags{}},
+		{args: []string{"verify", "/x/audit.jsonl"}, want: auditFlags{path: "/x/audit.jsonl"}},
+		{args: nil, wantErr: true},
+		{args: []string{"check"}, wantErr: true},
+		{args: []string{"verify", "a", "b"}, wantErr: true},
+	})
+}
+
+func TestParseSuggestPolicyFlags(t *testing.T) {
+	testParse(t, parseSuggestPolicyFlags, []parseCase[suggestPolicyFlags]{
+		{args: []string{"notes"}, want: suggestPolicyFlags{lockPath: lock.DefaultPath, name: "notes"}},
+		{args: []string{"notes", "-lock", "/x/mcp.lock"}, want: suggestPolicyFlags{lockPath: "/x/mcp.lock", name: "notes"}},
+		{args: nil, wantErr: true},
+		{args: []string{"a", "b"}, wantErr: true},
+	})
 }

@@ -57,8 +57,8 @@ type command struct {
 var commands = map[string]command{
 	"explain":  {"Explain a rule id from a plan: meaning, grade, example", withFlags(parseExplainFlags, runExplain)},
 	"version":  {"Print mcpform's version", withFlags(parseVersionFlags, runVersion)},
-	"run":      {"Serve a locked server to a client: the enforcing stdio proxy", runRun},
-	"audit":    {"Check the audit log's hash chain: audit verify [FILE]", runAudit},
+	"run":      {"Serve a locked server to a client: the enforcing stdio proxy", withFlags(parseRunFlags, runRun)},
+	"audit":    {"Check the audit log's hash chain: audit verify [FILE]", withFlags(parseAuditFlags, runAudit)},
 	"taint":    {"List tainted client sessions, or reset one after review: taint list | taint reset SESSION|-all", runTaint},
 	"verify":   {"Probe locked servers and fail on drift from mcp.lock (the CI gate)", withFlags(parseVerifyFlags, runVerify)},
 	"show":     {"Print mcp.lock for humans", withFlags(parseShowFlags, runShow)},
@@ -69,7 +69,7 @@ var commands = map[string]command{
 	"init":     {"Fetch git modules into .mcpform/modules", withFlags(parseInitFlags, runInit)},
 
 	// Taint policy: a starting point from the server's annotations.
-	"suggest-policy": {"Print a taint block for a locked server from its tools' annotations", runSuggestPolicy},
+	"suggest-policy": {"Print a taint block for a locked server from its tools' annotations", withFlags(parseSuggestPolicyFlags, runSuggestPolicy)},
 
 	// Onboarding: from a client's configuration to mcp.hcl and back.
 	"import":        {"Write mcp.hcl from an MCP client's configuration (Claude, VS Code, Cursor)", withFlags(parseImportFlags, runImport)},

@@ -3,16 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
-	"sort"
-	"strings"
 	"time"
 
-	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/runtime"
 	"github.com/mcpform/mcpform/runtime/audit"
@@ -48,31 +45,25 @@ type runFlags struct {
 	name           string
 }
 
-func parseRunFlags(args []string, io *stdio) (runFlags, error) {
+func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	var f runFlags
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.err)
+	fs := newFlagSet("run", stderr, `Usage: mcpform run [-lock FILE] [-audit FILE] [-spin DURATION] [-explain-sandbox] NAME
+
+Serve the locked server NAME on stdin/stdout: the enforcing proxy a client config launches.
+`)
 	fs.StringVar(&f.lockPath, "lock", lock.DefaultPath, "the mcp.lock to serve from (use an absolute path in client configs)")
 	fs.StringVar(&f.auditPath, "audit", "", "the audit log (default $XDG_STATE_HOME/mcpform/audit.jsonl or ~/.local/state/mcpform/audit.jsonl)")
 	fs.BoolVar(&f.explainSandbox, "explain-sandbox", false, "print the server's effective sandbox (paths, runtime base, destinations) and exit without starting it")
 	fs.DurationVar(&f.spin, "spin", runtime.DefaultSpin, "while messages flow, how long to poll for the next one before sleeping, at most 1ms (0: sleep at once: less CPU, more latency)")
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, "Usage: mcpform run [-lock FILE] [-audit FILE] [-spin DURATION] [-explain-sandbox] NAME")
-		fmt.Fprintln(io.err)
-		fmt.Fprintln(io.err, "Serve the locked server NAME on stdin/stdout: the enforcing proxy a client config launches.")
-		fmt.Fprintln(io.err)
-		fs.PrintDefaults()
-	}
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
 	if f.spin > runtime.MaxSpin {
-		fmt.Fprintf(io.err, "mcpform run: -spin %v is more than %v: a longer spin only burns CPU\n", f.spin, runtime.MaxSpin)
+		fmt.Fprintf(stderr, "mcpform run: -spin %v is more than %v: a longer spin only burns CPU\n", f.spin, runtime.MaxSpin)
 		return f, errors.New("-spin too long")
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return f, errors.New("want exactly one server name")
+		return f, usageFailure(fs, stderr, "mcpform run takes one argument, a server name of the lock")
 	}
 	f.name = fs.Arg(0)
 	return f, nil
@@ -80,32 +71,15 @@ func parseRunFlags(args []string, io *stdio) (runFlags, error) {
 
 // runRun is `mcpform run`. It reads only the lock: never mcp.hcl, never a
 // command from the client's config.
-func runRun(ctx context.Context, io *stdio, args []string) int {
-	f, err := parseRunFlags(args, io)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
+func runRun(ctx context.Context, io *stdio, f runFlags) int {
 	oneProcessor()
 	file, err := lock.Load(f.lockPath)
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
 		return exitError
 	}
-	entry, ok := file.Servers[f.name]
+	entry, ok := lockedServer(io, "mcpform run", file, f.name, f.lockPath)
 	if !ok {
-		names := make([]string, 0, len(file.Servers))
-		for n := range file.Servers {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		fmt.Fprintf(io.err, "mcpform run: server %q is not in %s", escape.String(f.name), f.lockPath)
-		if s := suggest(f.name, names); s != "" {
-			fmt.Fprintf(io.err, "; did you mean %q?", s)
-		}
-		fmt.Fprintf(io.err, "\nIt holds: %s. To add a server, declare it in mcp.hcl, then run mcpform plan and mcpform apply.\n", strings.Join(names, ", "))
 		return exitError
 	}
 	auditPath := f.auditPath

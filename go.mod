@@ -17,6 +17,7 @@ require (
 	github.com/zclconf/go-cty v1.20.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.37.0
 	golang.org/x/tools v0.42.0
 )
 

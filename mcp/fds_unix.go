@@ -3,11 +3,10 @@
 package mcp
 
 import (
-	"os"
-	"strconv"
 	"syscall"
 
 	"github.com/mcpform/mcpform/internal/mutation"
+	"github.com/mcpform/mcpform/internal/procfd"
 )
 
 // closeOnExecAbove2 marks every descriptor of this process above 2
@@ -19,34 +18,28 @@ import (
 // client that started it, such as a copy of the client's own stdout.
 // ExtraFiles still reach the child: os/exec duplicates them onto 3, 4, …
 // in the child, which clears the flag on the copy.
+//
+// Where the kernel can mark them all in one call (close_range(2) with
+// CLOSE_RANGE_CLOEXEC, Linux 5.11) it does; otherwise it walks the
+// descriptors procfd lists.
 func closeOnExecAbove2() {
 	if mutation.Off("fdsweep") {
 		return
 	}
-	names, err := readDirNames("/proc/self/fd")
-	if err != nil {
-		if names, err = readDirNames("/dev/fd"); err != nil {
-			return
-		}
-	}
-	for _, name := range names {
-		fd, err := strconv.Atoi(name)
-		if err != nil || fd <= 2 {
-			continue
-		}
-		flags, _, errno := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
-		if errno != 0 || flags&syscall.FD_CLOEXEC != 0 {
-			continue
-		}
-		syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFD, flags|syscall.FD_CLOEXEC)
+	if !closeRangeOnExecAbove2() {
+		sweepOnExecAbove2()
 	}
 }
 
-func readDirNames(dir string) ([]string, error) {
-	d, err := os.Open(dir)
+// sweepOnExecAbove2 is closeOnExecAbove2 one descriptor at a time.
+func sweepOnExecAbove2() {
+	fds, err := procfd.Inheritable("/proc/self/fd")
 	if err != nil {
-		return nil, err
+		if fds, err = procfd.Inheritable("/dev/fd"); err != nil {
+			return
+		}
 	}
-	defer d.Close()
-	return d.Readdirnames(-1)
+	for _, f := range fds {
+		syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(f.Num), syscall.F_SETFD, f.Flags|syscall.FD_CLOEXEC)
+	}
 }

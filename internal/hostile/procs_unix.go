@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/mcpform/mcpform/internal/procfd"
 )
 
 // writeInheritedFDs is the "fds" action: every descriptor above 2 the
@@ -18,22 +20,13 @@ import (
 // descriptor with the flag does not survive exec, and Go sets it on every
 // one it opens (the runtime's poller and cgroup files among them).
 func writeInheritedFDs() string {
-	d, err := os.Open("/proc/self/fd")
+	fds, err := procfd.Inheritable("/proc/self/fd")
 	if err != nil {
 		return "fds: " + err.Error()
 	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
 	var found []string
-	for _, name := range names {
-		fd, err := strconv.Atoi(name)
-		if err != nil || fd <= 2 {
-			continue
-		}
-		flags, _, errno := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
-		if errno != 0 || flags&syscall.FD_CLOEXEC != 0 {
-			continue
-		}
+	for _, f := range fds {
+		fd, name := f.Num, strconv.Itoa(f.Num)
 		target, _ := os.Readlink("/proc/self/fd/" + name)
 		line := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + Marker + ` written to fd ` + name + `"}}` + "\n"
 		_, werr := syscall.Write(fd, []byte(line))

@@ -328,26 +328,14 @@ func (d *differ) arguments(addr string, av, bv any) {
 // argsByName indexes a prompt's arguments; ok is false for a malformed list.
 // A missing list is an empty one.
 func argsByName(v any) (map[string]any, bool) {
-	out := map[string]any{}
-	if v == nil {
-		return out, true
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, false
-	}
-	for _, e := range list {
+	return indexList(v, true, func(e any) (string, any, bool) {
 		m, ok := e.(map[string]any)
 		if !ok {
-			return nil, false
+			return "", nil, false
 		}
 		n, ok := m["name"].(string)
-		if _, dup := out[n]; !ok || dup {
-			return nil, false
-		}
-		out[n] = m
-	}
-	return out, true
+		return n, m, ok
+	})
 }
 
 // unionKeys returns the keys of a and b, sorted, so findings come out in a

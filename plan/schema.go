@@ -156,15 +156,7 @@ func typeSet(v any) (map[string]bool, bool) {
 	case string:
 		return map[string]bool{t: true}, true
 	case []any:
-		out := map[string]bool{}
-		for _, e := range t {
-			s, ok := e.(string)
-			if !ok {
-				return nil, false
-			}
-			out[s] = true
-		}
-		return out, true
+		return stringSet(t)
 	}
 	return nil, false
 }
@@ -325,7 +317,18 @@ func (d *differ) properties(s side, addr string, a, b map[string]any) {
 }
 
 func stringSet(v any) (map[string]bool, bool) {
-	out := map[string]bool{}
+	return indexList(v, false, func(e any) (string, bool, bool) {
+		s, ok := e.(string)
+		return s, true, ok
+	})
+}
+
+// indexList indexes a JSON array by the key entry gives each element; ok
+// is false when v is not an array, when entry rejects an element, or, if
+// unique, when two elements have the same key. A missing list is an empty
+// one.
+func indexList[V any](v any, unique bool, entry func(any) (string, V, bool)) (map[string]V, bool) {
+	out := map[string]V{}
 	if v == nil {
 		return out, true
 	}
@@ -334,11 +337,14 @@ func stringSet(v any) (map[string]bool, bool) {
 		return nil, false
 	}
 	for _, e := range list {
-		s, ok := e.(string)
+		k, val, ok := entry(e)
 		if !ok {
 			return nil, false
 		}
-		out[s] = true
+		if _, dup := out[k]; unique && dup {
+			return nil, false
+		}
+		out[k] = val
 	}
 	return out, true
 }

@@ -88,8 +88,10 @@ type Server struct {
 	ClientCapabilities json.RawMessage
 	// Policy holds the sandbox and taint blocks.
 	Policy policy.Policy
-	// DeclRange is the range of the block header (`server "time"`).
-	DeclRange hcl.Range
+	// DeclRange is the range of the block header (`server "time"`). It
+	// says where the server is written, not what it is, so it is left out
+	// of the server's JSON, which plan.ConfigDigest hashes.
+	DeclRange hcl.Range `json:"-"`
 }
 
 // Defaults for optional server arguments.

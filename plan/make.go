@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
@@ -406,25 +405,13 @@ func targetExists(t string, cfg *lang.Config, locked *lock.File) bool {
 
 // ConfigDigest identifies the evaluated configuration a plan was made
 // from: every server as evaluated, and the lock path. Formatting and
-// comments do not change it; any evaluated value does.
+// comments do not change it; any evaluated value does (a server's
+// DeclRange, where its block stands, is not in its JSON).
 func ConfigDigest(cfg *lang.Config) string {
-	type server struct {
-		Name, Addr         string
-		Command, Env       []string
-		Protocol           string
-		Timeout            time.Duration
-		Version            string
-		ToolVersions       map[string]string
-		ClientCapabilities json.RawMessage
-		Policy             policy.Policy
-	}
 	v := struct {
 		Lockfile string
-		Servers  []server
-	}{Lockfile: cfg.Lockfile}
-	for _, s := range cfg.Servers {
-		v.Servers = append(v.Servers, server{s.Name, s.Addr, s.Command, s.Env, s.Protocol, s.Timeout, s.Version, s.ToolVersions, s.ClientCapabilities, s.Policy})
-	}
+		Servers  []*lang.Server
+	}{cfg.Lockfile, cfg.Servers}
 	sum := sha256.Sum256(mustJSON(v))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

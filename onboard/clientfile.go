@@ -37,16 +37,9 @@ type clientFile struct {
 func readClientFile(data []byte) (*clientFile, error) {
 	f := &clientFile{eol: lineEnding(data)}
 	data, f.bom = bytes.CutPrefix(data, utf8BOM)
-	if err := notUTF16(data); err != nil {
-		return nil, err
-	}
-	if err := checkBounds(data); err != nil {
-		return nil, err
-	}
-	// hujson's tree aliases its input, and Merge edits the tree.
-	tree, err := hujson.Parse(bytes.Clone(data))
+	tree, err := parseClientJSON(data)
 	if err != nil {
-		return nil, syntaxError(err)
+		return nil, err
 	}
 	plain, err := standardJSON(data)
 	if err != nil {
@@ -64,22 +57,32 @@ func readClientFile(data []byte) (*clientFile, error) {
 // that a later error's line is the file's). import and client-config read
 // every client file through it.
 func standardJSON(data []byte) ([]byte, error) {
-	data = bytes.TrimPrefix(data, utf8BOM)
-	if err := notUTF16(data); err != nil {
-		return nil, err
-	}
-	if err := checkBounds(data); err != nil {
-		return nil, err
-	}
-	// Standardize blanks comments in place, in the buffer the tree aliases.
-	// (Value.Clone would not do: it drops a trailing comma that follows
-	// its value directly.)
-	tree, err := hujson.Parse(bytes.Clone(data))
+	// Standardize blanks comments in place, in the buffer the tree aliases,
+	// so this is a tree of its own. (Value.Clone would not do: it drops a
+	// trailing comma that follows its value directly.)
+	tree, err := parseClientJSON(bytes.TrimPrefix(data, utf8BOM))
 	if err != nil {
-		return nil, syntaxError(err)
+		return nil, err
 	}
 	tree.Standardize()
 	return tree.Pack(), nil
+}
+
+// parseClientJSON checks a client file without its BOM (not UTF-16,
+// within bounds) and parses it as JSON with comments and trailing commas.
+// The tree aliases a copy of data: Merge and Standardize edit it in place.
+func parseClientJSON(data []byte) (hujson.Value, error) {
+	if err := notUTF16(data); err != nil {
+		return hujson.Value{}, err
+	}
+	if err := checkBounds(data); err != nil {
+		return hujson.Value{}, err
+	}
+	tree, err := hujson.Parse(bytes.Clone(data))
+	if err != nil {
+		return hujson.Value{}, syntaxError(err)
+	}
+	return tree, nil
 }
 
 // bytes returns the file, its BOM included.

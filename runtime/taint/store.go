@@ -174,6 +174,24 @@ func readState(p string) (*State, error) {
 // update runs fn on a session's state (a fresh one when it has none) under
 // the store's lock and writes the result atomically.
 func (s *Store) update(session string, fn func(*State) error) error {
+	return s.withSession(session, func(p string) error {
+		st, err := readState(p)
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			st = &State{Session: session, Created: s.now().UTC()}
+		}
+		if err := fn(st); err != nil {
+			return err
+		}
+		return s.write(p, st)
+	})
+}
+
+// withSession runs fn on the path of a session's file under the store's
+// lock; a session name that is not valid is an error before the lock.
+func (s *Store) withSession(session string, fn func(p string) error) error {
 	p, err := s.path(session)
 	if err != nil {
 		return err
@@ -183,17 +201,7 @@ func (s *Store) update(session string, fn func(*State) error) error {
 		return err
 	}
 	defer unlock()
-	st, err := readState(p)
-	if err != nil {
-		return err
-	}
-	if st == nil {
-		st = &State{Session: session, Created: s.now().UTC()}
-	}
-	if err := fn(st); err != nil {
-		return err
-	}
-	return s.write(p, st)
+	return fn(p)
 }
 
 // lock takes the store's exclusive lock, waiting for other run processes
@@ -320,22 +328,15 @@ func (s *Store) List() ([]*State, error) {
 // that has no state is an error, so a mistyped name is not silently taken
 // for success.
 func (s *Store) Reset(session string) error {
-	p, err := s.path(session)
-	if err != nil {
-		return err
-	}
-	unlock, err := s.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := os.Remove(p); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("no taint state for session %q (see mcpform taint list)", session)
+	return s.withSession(session, func(p string) error {
+		if err := os.Remove(p); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("no taint state for session %q (see mcpform taint list)", session)
+			}
+			return fmt.Errorf("taint state: %w", err)
 		}
-		return fmt.Errorf("taint state: %w", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // ResetAll forgets every session and returns how many there were.

@@ -14,6 +14,11 @@ import (
 	"github.com/mcpform/mcpform/internal/escape"
 )
 
+// errorAt is an error diagnostic about subject.
+func errorAt(subject hcl.Range, summary, detail string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: subject.Ptr()}
+}
+
 // WriteDiagnostics renders diags the way terraform does ("Error: summary",
 // "on mcp.hcl line 3, in server "time":", a snippet, the detail), with
 // hidden and reordering characters made visible. files is Config.Files;

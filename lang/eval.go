@@ -59,33 +59,21 @@ func (s *scope) checkRefs(expr hcl.Expression) hcl.Diagnostics {
 			continue // HCL reports unknown roots, with a suggestion
 		}
 		if len(t) < 2 {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid reference",
-				Detail:   fmt.Sprintf("%q cannot be used alone: name one of its attributes, as in %s.NAME.", root, root),
-				Subject:  t.SourceRange().Ptr(),
-			})
+			diags = append(diags, errorAt(t.SourceRange(), "Invalid reference",
+				fmt.Sprintf("%q cannot be used alone: name one of its attributes, as in %s.NAME.", root, root)))
 			continue
 		}
 		ta, ok := t[1].(hcl.TraverseAttr)
 		if !ok {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid reference",
-				Detail:   fmt.Sprintf("Refer to an attribute of %s with a dot, as in %s.NAME.", root, root),
-				Subject:  t.SourceRange().Ptr(),
-			})
+			diags = append(diags, errorAt(t.SourceRange(), "Invalid reference",
+				fmt.Sprintf("Refer to an attribute of %s with a dot, as in %s.NAME.", root, root)))
 			continue
 		}
 		switch root {
 		case "var":
 			if _, ok := s.m.varsByName[ta.Name]; !ok {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Reference to undeclared input variable",
-					Detail:   fmt.Sprintf("A variable named %q has not been declared in this module.%s Declare it with a variable %q {} block.", ta.Name, didYouMean(ta.Name, varNames(s.m)), ta.Name),
-					Subject:  t.SourceRange().Ptr(),
-				})
+				diags = append(diags, errorAt(t.SourceRange(), "Reference to undeclared input variable",
+					fmt.Sprintf("A variable named %q has not been declared in this module.%s Declare it with a variable %q {} block.", ta.Name, didYouMean(ta.Name, varNames(s.m)), ta.Name)))
 			}
 		case "local":
 			found := false
@@ -95,30 +83,18 @@ func (s *scope) checkRefs(expr hcl.Expression) hcl.Diagnostics {
 				found = found || a.Name == ta.Name
 			}
 			if !found {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Reference to undeclared local value",
-					Detail:   fmt.Sprintf("A local value named %q has not been declared in this module.%s Declare it in a locals block.", ta.Name, didYouMean(ta.Name, names)),
-					Subject:  t.SourceRange().Ptr(),
-				})
+				diags = append(diags, errorAt(t.SourceRange(), "Reference to undeclared local value",
+					fmt.Sprintf("A local value named %q has not been declared in this module.%s Declare it in a locals block.", ta.Name, didYouMean(ta.Name, names))))
 			}
 		case "path":
 			switch ta.Name {
 			case "root", "module", "tmp":
 			case "cwd":
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Unsupported path attribute",
-					Detail:   "path.cwd is not available: it would make the lock depend on where mcpform runs. Use path.root (the configuration directory, \".\") or path.module.",
-					Subject:  t.SourceRange().Ptr(),
-				})
+				diags = append(diags, errorAt(t.SourceRange(), "Unsupported path attribute",
+					"path.cwd is not available: it would make the lock depend on where mcpform runs. Use path.root (the configuration directory, \".\") or path.module."))
 			default:
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Unsupported path attribute",
-					Detail:   fmt.Sprintf("path has no attribute %q; it has root, module and tmp.%s", ta.Name, didYouMean(ta.Name, pathAttrs)),
-					Subject:  t.SourceRange().Ptr(),
-				})
+				diags = append(diags, errorAt(t.SourceRange(), "Unsupported path attribute",
+					fmt.Sprintf("path has no attribute %q; it has root, module and tmp.%s", ta.Name, didYouMean(ta.Name, pathAttrs))))
 			}
 		}
 	}

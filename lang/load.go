@@ -296,21 +296,13 @@ func (l *loader) checkSettings(m *module, isRoot bool) (string, hcl.Diagnostics)
 		}
 		if a, ok := content.Attributes["lockfile"]; ok {
 			if !isRoot {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Lockfile set in a module",
-					Detail:   "Only the root configuration chooses where mcp.lock lives. Remove lockfile from this module's mcpform block.",
-					Subject:  a.Range.Ptr(),
-				})
+				diags = append(diags, errorAt(a.Range, "Lockfile set in a module",
+					"Only the root configuration chooses where mcp.lock lives. Remove lockfile from this module's mcpform block."))
 				continue
 			}
 			if lockfile != "" {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Duplicate lockfile setting",
-					Detail:   "lockfile is already set in another mcpform block. Keep one.",
-					Subject:  a.Range.Ptr(),
-				})
+				diags = append(diags, errorAt(a.Range, "Duplicate lockfile setting",
+					"lockfile is already set in another mcpform block. Keep one."))
 				continue
 			}
 			v, ok, d := literalString(a, "lockfile")
@@ -319,12 +311,8 @@ func (l *loader) checkSettings(m *module, isRoot bool) (string, hcl.Diagnostics)
 				continue
 			}
 			if v == "" || strings.ContainsRune(v, 0) {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid lockfile",
-					Detail:   "lockfile is a file path, relative to this directory, for example \"mcp.lock\".",
-					Subject:  a.Expr.Range().Ptr(),
-				})
+				diags = append(diags, errorAt(a.Expr.Range(), "Invalid lockfile",
+					"lockfile is a file path, relative to this directory, for example \"mcp.lock\"."))
 				continue
 			}
 			lockfile = v

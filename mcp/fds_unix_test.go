@@ -23,17 +23,7 @@ func TestCloseOnExecAbove2(t *testing.T) {
 		{"sweep", func(*testing.T) { sweepOnExecAbove2() }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			defer w.Close()
-			fd, err := syscall.Dup(int(w.Fd())) // no close-on-exec
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer syscall.Close(fd)
+			fd := rawDup(t)
 			if fdFlags(t, fd)&syscall.FD_CLOEXEC != 0 {
 				t.Fatalf("control: the dup %d is already close-on-exec, so this test shows nothing", fd)
 			}
@@ -48,6 +38,24 @@ func TestCloseOnExecAbove2(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rawDup returns a descriptor without close-on-exec, as a raw dup makes
+// one or a client hands one down: a copy of a pipe's write end, closed
+// with the pipe when the test ends.
+func rawDup(t *testing.T) int {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	fd, err := syscall.Dup(int(w.Fd())) // no close-on-exec
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	return fd
 }
 
 func fdFlags(t *testing.T, fd int) uintptr {

@@ -120,17 +120,7 @@ func zombie(pid int) bool {
 // 1), even one this process holds without close-on-exec, such as a copy of
 // the client's stream made by a raw dup or inherited from the client.
 func TestStartPassesOnlyStdio(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	fd, err := syscall.Dup(int(w.Fd())) // no close-on-exec
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fd)
+	fd := rawDup(t)
 	n := strconv.Itoa(fd)
 	check := `if [ -e /proc/$$/fd/` + n + ` ] || [ -e /dev/fd/` + n + ` ]; then echo inherited; else echo none; fi`
 	// The control: a process started without Start inherits the descriptor.

@@ -114,10 +114,10 @@ func TestGrandchildDiesWithServer(t *testing.T) {
 	}
 }
 
-func TestKillingSandboxKillsTree(t *testing.T) {
-	requireSandbox(t)
-	dir := tempDir(t)
-	cmd := sandboxed(t, selfCommand(t, "spawn", "HT_WRITE="+dir, "SPAWN_WAIT=1"), sandbox.Spec{Write: []string{dir}})
+// startUntilReady starts cmd and waits for it to say that its grandchild
+// holds the lock; who names cmd in the failure, which kills it.
+func startUntilReady(t *testing.T, cmd *exec.Cmd, who string) {
+	t.Helper()
 	r, w, _ := os.Pipe()
 	cmd.Stdout = w
 	must(t, cmd.Start())
@@ -127,8 +127,15 @@ func TestKillingSandboxKillsTree(t *testing.T) {
 	if !strings.Contains(string(buf[:n]), "grandchild ready") {
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatalf("server said %q", buf[:n])
+		t.Fatalf("%s said %q", who, buf[:n])
 	}
+}
+
+func TestKillingSandboxKillsTree(t *testing.T) {
+	requireSandbox(t)
+	dir := tempDir(t)
+	cmd := sandboxed(t, selfCommand(t, "spawn", "HT_WRITE="+dir, "SPAWN_WAIT=1"), sandbox.Spec{Write: []string{dir}})
+	startUntilReady(t, cmd, "server")
 	if lockFree(t, dir, 100*time.Millisecond) {
 		t.Fatal("lock free while the grandchild should hold it")
 	}
@@ -258,17 +265,7 @@ func TestLauncherDeathKillsSandbox(t *testing.T) {
 	requireSandbox(t)
 	dir := tempDir(t)
 	cmd := selfCommand(t, "launcher", "HT_WRITE="+dir, "HT_TMP="+tempDir(t))
-	r, w, _ := os.Pipe()
-	cmd.Stdout = w
-	must(t, cmd.Start())
-	w.Close()
-	buf := make([]byte, 64)
-	n, _ := r.Read(buf)
-	if !strings.Contains(string(buf[:n]), "grandchild ready") {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("launcher said %q", buf[:n])
-	}
+	startUntilReady(t, cmd, "launcher")
 	cmd.Process.Kill()
 	cmd.Wait()
 	if !lockFree(t, dir, 2*time.Second) {

@@ -520,6 +520,22 @@ func (s *syncBuf) String() string {
 }
 
 func startProc(t *testing.T, argv, env []string) *proc {
+	p := newProc(t, argv, env)
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.readLines(out)
+	return p
+}
+
+// newProc prepares argv, run with env, with its stdin a pipe and its
+// stderr kept; the caller gives it a stdout, starts it and reads it with
+// readLines.
+func newProc(t *testing.T, argv, env []string) *proc {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	p := &proc{t: t, cmd: cmd, lines: make(chan string, 64), stderr: &syncBuf{}}
@@ -528,14 +544,14 @@ func startProc(t *testing.T, argv, env []string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	p.in = in
+	return p
+}
+
+// readLines sends the started process's stdout, out, to p.lines a line at
+// a time, closing both at its end, and stops the process when the test
+// ends.
+func (p *proc) readLines(out io.ReadCloser) {
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 64<<20)
@@ -543,9 +559,9 @@ func startProc(t *testing.T, argv, env []string) *proc {
 			p.lines <- sc.Text()
 		}
 		close(p.lines)
+		out.Close()
 	}()
-	t.Cleanup(p.stop)
-	return p
+	p.t.Cleanup(p.stop)
 }
 
 func (p *proc) send(line string) {

@@ -1,10 +1,8 @@
 package e2e_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -23,37 +21,20 @@ import (
 // that leaked the client's stream, or mcpform from a careless client.
 func startClientSide(t *testing.T, argv, env []string, leak bool) *proc {
 	t.Helper()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	p := &proc{t: t, cmd: cmd, lines: make(chan string, 64), stderr: &syncBuf{}}
-	cmd.Stderr = p.stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProc(t, argv, env)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stdout = outW
+	p.cmd.Stdout = outW
 	if leak {
-		cmd.ExtraFiles = []*os.File{outW}
+		p.cmd.ExtraFiles = []*os.File{outW}
 	}
-	if err := cmd.Start(); err != nil {
+	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	outW.Close()
-	p.in = in
-	go func() {
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
-		outR.Close()
-	}()
-	t.Cleanup(p.stop)
+	p.readLines(outR)
 	return p
 }
 

@@ -14,12 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -558,11 +559,7 @@ func TestReviewAttacks(t *testing.T) {
 		if len(results) != len(reviewAttempts()) {
 			t.Fatalf("got %d results:\n%s\n%s", len(results), out, stderr.Bytes())
 		}
-		names := make([]string, 0, len(results))
-		for n := range results {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(results))
 		for _, n := range names {
 			v := results[n]
 			if strings.HasPrefix(v, "ok") {

@@ -8,13 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -427,11 +428,7 @@ func TestHostileServer(t *testing.T) {
 	if len(results) < 50 {
 		t.Fatalf("only %d results:\n%s\nstderr:\n%s", len(results), out, stderr.String())
 	}
-	names := make([]string, 0, len(results))
-	for name := range results {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(results))
 	for _, name := range names {
 		verdict := results[name]
 		allowed := strings.HasPrefix(name, "allowed/")

@@ -146,27 +146,11 @@ func TestLockExcludesOtherOpenFiles(t *testing.T) {
 	if err := Lock(a); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := TryLock(b); ok || err != nil {
-		t.Fatalf("TryLock while another holds the lock = %v, %v; want false, nil", ok, err)
-	}
-	locked := make(chan error, 1)
-	go func() { locked <- Lock(b) }()
-	select {
-	case err := <-locked:
-		t.Fatalf("Lock returned (%v) while another held the lock", err)
-	case <-time.After(100 * time.Millisecond):
-	}
+	acquired := lockWaits(t, b, "another")
 	if err := Unlock(a); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-locked:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Lock still waiting after the holder released the lock")
-	}
+	acquired("the holder released the lock")
 	if ok, err := TryLock(a); ok || err != nil {
 		t.Fatalf("TryLock while the second holds the lock = %v, %v; want false, nil", ok, err)
 	}
@@ -217,26 +201,38 @@ func TestLockBetweenProcesses(t *testing.T) {
 		t.Fatal("the holder never took the lock")
 	}
 	f := openLock(t, dir)
+	acquired := lockWaits(t, f, "another process")
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	acquired("the holder was killed")
+}
+
+// lockWaits checks that f cannot take the lock while holder holds it:
+// TryLock fails and Lock waits. The Lock goes on waiting; acquired checks
+// that it returns once the holder has let go (after says how).
+func lockWaits(t *testing.T, f *os.File, holder string) (acquired func(after string)) {
+	t.Helper()
 	if ok, err := TryLock(f); ok || err != nil {
-		t.Fatalf("TryLock while another process holds the lock = %v, %v; want false, nil", ok, err)
+		t.Fatalf("TryLock while %s holds the lock = %v, %v; want false, nil", holder, ok, err)
 	}
 	locked := make(chan error, 1)
 	go func() { locked <- Lock(f) }()
 	select {
 	case err := <-locked:
-		t.Fatalf("Lock returned (%v) while another process held the lock", err)
+		t.Fatalf("Lock returned (%v) while %s held the lock", err, holder)
 	case <-time.After(100 * time.Millisecond):
 	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-locked:
-		if err != nil {
-			t.Fatal(err)
+	return func(after string) {
+		t.Helper()
+		select {
+		case err := <-locked:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Lock still waiting after %s", after)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Lock still waiting after the holder was killed")
 	}
 }
 

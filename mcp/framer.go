@@ -13,9 +13,20 @@ const DefaultMaxLineSize = 4 << 20
 
 // LineTooLongError reports a line longer than the reader's cap. The line is
 // refused, never truncated: a cut message could parse as a different one.
+// Head and Tail are its first and last bytes (at most headSize and
+// tailSize), kept so that a proxy can tell which request the refused answer
+// was for (AnswerIDs) without trusting the rest.
 type LineTooLongError struct {
-	Limit int
+	Limit      int
+	Head, Tail []byte
 }
+
+// headSize and tailSize are how much of a refused line LineTooLongError
+// keeps.
+const (
+	headSize = 1 << 10
+	tailSize = 256
+)
 
 func (e *LineTooLongError) Error() string {
 	return fmt.Sprintf("message longer than %d bytes", e.Limit)
@@ -25,10 +36,9 @@ func (e *LineTooLongError) Error() string {
 // transport: "Messages are delimited by newlines, and MUST NOT contain
 // embedded newlines"), each at most a fixed size.
 type Reader struct {
-	br      *bufio.Reader
-	max     int
-	buf     []byte
-	discard bool // the previous line was too long: skip to its end first
+	br  *bufio.Reader
+	max int
+	buf []byte
 }
 
 // NewReader returns a Reader of r with a cap of maxLine bytes per line
@@ -46,17 +56,12 @@ func NewReader(r io.Reader, maxLine int) *Reader {
 
 // ReadLine returns the next non-blank line without its line ending. The
 // slice is valid only until the next call. A line over the cap returns a
-// *LineTooLongError as soon as the cap is passed; the next call resumes
-// after that line. At the end of the stream it returns io.EOF; a last line
-// without a newline is returned first.
+// *LineTooLongError once the line has been read to its end (without keeping
+// more than its head and tail); the next call resumes after that line. At
+// the end of the stream it returns io.EOF; a last line without a newline is
+// returned first.
 func (r *Reader) ReadLine() ([]byte, error) {
 	for {
-		if r.discard {
-			if err := r.skipLine(); err != nil {
-				return nil, err
-			}
-			r.discard = false
-		}
 		line, err := r.next()
 		if err != nil {
 			return nil, err
@@ -72,9 +77,6 @@ func (r *Reader) ReadLine() ([]byte, error) {
 // that the next ReadLine returns without reading: a reader that batches its
 // output writes it once this turns false, before it would wait.
 func (r *Reader) Buffered() bool {
-	if r.discard {
-		return false
-	}
 	b, _ := r.br.Peek(r.br.Buffered())
 	for {
 		i := bytes.IndexByte(b, '\n')
@@ -94,14 +96,14 @@ func (r *Reader) next() ([]byte, error) {
 	line, err := r.br.ReadSlice('\n')
 	if err == nil {
 		if len(line)-1 > r.max {
-			return nil, &LineTooLongError{Limit: r.max}
+			return nil, r.tooLong(trimEOL(line), nil)
 		}
 		return trimEOL(line), nil
 	}
 	if err != bufio.ErrBufferFull {
 		if err == io.EOF && len(line) > 0 {
 			if len(line) > r.max {
-				return nil, &LineTooLongError{Limit: r.max}
+				return nil, r.tooLong(line, nil)
 			}
 			return trimEOL(line), nil
 		}
@@ -110,22 +112,21 @@ func (r *Reader) next() ([]byte, error) {
 	r.buf = append(r.buf[:0], line...)
 	for {
 		if len(r.buf) > r.max {
-			r.discard = true
-			return nil, &LineTooLongError{Limit: r.max}
+			return nil, r.skipRest()
 		}
 		line, err = r.br.ReadSlice('\n')
 		r.buf = append(r.buf, line...)
 		switch {
 		case err == nil:
 			if len(r.buf)-1 > r.max {
-				return nil, &LineTooLongError{Limit: r.max}
+				return nil, r.tooLong(trimEOL(r.buf), nil)
 			}
 			return trimEOL(r.buf), nil
 		case err == bufio.ErrBufferFull:
 			continue
 		case err == io.EOF && len(r.buf) > 0:
 			if len(r.buf) > r.max {
-				return nil, &LineTooLongError{Limit: r.max}
+				return nil, r.tooLong(r.buf, nil)
 			}
 			return trimEOL(r.buf), nil
 		default:
@@ -134,14 +135,36 @@ func (r *Reader) next() ([]byte, error) {
 	}
 }
 
-func (r *Reader) skipLine() error {
+// tooLong is the error for a line over the cap: line (or its start, with
+// more read since into tail) with its head and tail kept.
+func (r *Reader) tooLong(line, tail []byte) *LineTooLongError {
+	e := &LineTooLongError{Limit: r.max, Head: bytes.Clone(line[:min(len(line), headSize)])}
+	if tail == nil {
+		tail = line[max(0, len(line)-tailSize):]
+	}
+	e.Tail = bytes.Clone(tail)
+	return e
+}
+
+// skipRest reads the rest of a line that passed the cap (r.buf holds its
+// start) to its end, keeping only its first and last bytes, and returns its
+// error.
+func (r *Reader) skipRest() *LineTooLongError {
+	head := append(make([]byte, 0, headSize), r.buf[:min(len(r.buf), headSize)]...)
+	tail := append(make([]byte, 0, 2*tailSize), r.buf[max(0, len(r.buf)-tailSize):]...)
 	for {
-		_, err := r.br.ReadSlice('\n')
-		if err == nil {
-			return nil
+		chunk, err := r.br.ReadSlice('\n')
+		if n := headSize - len(head); n > 0 {
+			head = append(head, trimEOL(chunk[:min(len(chunk), n)])...)
+		}
+		tail = append(tail, chunk...)
+		if len(tail) > tailSize {
+			tail = append(tail[:0], tail[len(tail)-tailSize:]...)
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			return err
+			// The line's end, or the stream's: either way the line is
+			// over (an error is the next ReadLine's to report).
+			return &LineTooLongError{Limit: r.max, Head: head, Tail: trimEOL(tail)}
 		}
 	}
 }

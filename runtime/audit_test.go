@@ -45,7 +45,7 @@ func TestAuditFailureStopsTheRun(t *testing.T) {
 func TestAuditOutcomeBeforeResult(t *testing.T) {
 	release := filepath.Join(t.TempDir(), "release")
 	cfg, _ := json.Marshal(map[string]any{"era": "legacy", "tools": []json.RawMessage{json.RawMessage(`{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}`)},
-		"rules": []any{map[string]any{"on": "tools/call", "do": "wait-file", "text": release}}})
+		"on": map[string]any{"tools/call": map[string]any{"do": "wait-file", "file": release}}})
 	s := startSession(t, cfg, Options{})
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
 	s.await("1")

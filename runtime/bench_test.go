@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -26,10 +25,9 @@ func newBenchClient(b *testing.B, tools int) (*benchclient.Client, func()) {
 	for i := 0; i < tools; i++ {
 		list = append(list, json.RawMessage(`{"name":"tool-`+strconv.Itoa(i)+`","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`))
 	}
-	cfg := &fakeConfig{Era: "legacy", Tools: list}
-	raw, _ := json.Marshal(cfg)
+	raw, _ := json.Marshal(map[string]any{"era": "legacy", "tools": list})
 	cfgPath := filepath.Join(dir, "upstream.json")
-	os.WriteFile(cfgPath, raw, 0o644)
+	cfg := writeUpstream(b, raw, cfgPath, "")
 	auditLog, err := audit.Open(filepath.Join(dir, "audit.jsonl"))
 	if err != nil {
 		b.Fatal(err)
@@ -39,7 +37,7 @@ func newBenchClient(b *testing.B, tools int) (*benchclient.Client, func()) {
 	c := benchclient.New(inW, outR)
 	done := make(chan struct{})
 	go func() {
-		Run(context.Background(), Options{Name: "bench", Entry: lockFor(b, cfg, cfgPath, ""), Stdin: inR, Stdout: outW, Stderr: io.Discard, Audit: auditLog, Session: "bench", LookupEnv: fakeEnv, MaxInFlight: 1024})
+		Run(context.Background(), Options{Name: "bench", Entry: lockFor(b, cfg, cfgPath), Stdin: inR, Stdout: outW, Stderr: io.Discard, Audit: auditLog, Session: "bench", LookupEnv: fakeEnv, MaxInFlight: 1024})
 		close(done)
 	}()
 	if err := c.Call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`); err != nil {

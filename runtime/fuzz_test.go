@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcpform/mcpform/internal/fakemcp"
 	"github.com/mcpform/mcpform/internal/strictjson"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
@@ -14,17 +15,17 @@ import (
 
 // fuzzEntry is a small locked surface with every kind of item.
 func fuzzEntry(tb testing.TB, modern bool) *lock.Entry {
-	cfg := &fakeConfig{
+	cfg := &fakeConfig{Spec: fakemcp.Spec{
 		Tools:             []json.RawMessage{json.RawMessage(`{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`), json.RawMessage(`{"name":"any","inputSchema":{"type":"object","additionalProperties":true}}`)},
 		Prompts:           []json.RawMessage{json.RawMessage(`{"name":"greet","arguments":[{"name":"who","required":true}]}`)},
 		Resources:         []json.RawMessage{json.RawMessage(`{"uri":"mem://a","name":"a"}`)},
 		ResourceTemplates: []json.RawMessage{json.RawMessage(`{"uriTemplate":"file:///srv/{+path}","name":"f"}`)},
 		Capabilities:      json.RawMessage(`{"tools":{},"prompts":{},"resources":{"subscribe":true},"completions":{},"logging":{}}`),
-	}
+	}}
 	if modern {
 		cfg.Era = "modern"
 	}
-	return lockFor(tb, cfg, "x", "y")
+	return lockFor(tb, cfg, "x")
 }
 
 // FuzzProxyMessage drives the client→server message path without

@@ -25,7 +25,7 @@ const echoTools = `"tools": [{"name": "echo", "inputSchema": {"type": "object", 
 // proxy answers itself, stays fast throughout, and once a write has waited
 // WriteTimeout the server is stopped and the run ends with the reason.
 func TestHostileServerStopsReading(t *testing.T) {
-	cfg := `{"era": "legacy", "rules": [{"on": "tools/call", "do": "stop-reading"}], ` + echoTools + `}`
+	cfg := `{"era": "legacy", "on": {"tools/call": {"do": "stop-reading"}}, ` + echoTools + `}`
 	s := startSession(t, []byte(cfg), Options{WriteTimeout: 300 * time.Millisecond, RequestTimeout: time.Second, MaxInFlight: 400})
 	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
 	s.await(`"init"`)
@@ -109,7 +109,7 @@ func TestHostileListChangedFlood(t *testing.T) {
 	for i := range send {
 		send[i] = json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 	}
-	cfg, _ := json.Marshal(map[string]any{"era": "legacy", "rules": []any{map[string]any{"on": "tools/call", "do": "send", "send": send}},
+	cfg, _ := json.Marshal(map[string]any{"era": "legacy", "on": map[string]any{"tools/call": map[string]any{"do": "send", "send": send}},
 		"tools": []json.RawMessage{json.RawMessage(`{"name":"echo","inputSchema":{"type":"object"}}`)}})
 	s := startSession(t, cfg, Options{})
 	for i := 0; i < 20; i++ {
@@ -151,7 +151,7 @@ func TestEscapedMetaIsNotSmuggled(t *testing.T) {
 // client closed its input: after DrainTimeout the call is cancelled (the
 // server is told), the run ends, and the server is stopped.
 func TestHostileServerNeverAnswersAtClose(t *testing.T) {
-	cfg := `{"era": "legacy", "rules": [{"on": "tools/call", "do": "silent"}], ` + echoTools + `}`
+	cfg := `{"era": "legacy", "on": {"tools/call": {"do": "silent"}}, ` + echoTools + `}`
 	s := startSession(t, []byte(cfg), Options{DrainTimeout: 200 * time.Millisecond})
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
 	s.await("1")
@@ -169,7 +169,7 @@ func TestHostileServerNeverAnswersAtClose(t *testing.T) {
 // reader must not wait for it: pings are answered at once, long before the
 // write to the server gives up (WriteTimeout).
 func TestHostileServerStopsReadingPingsStillAnswered(t *testing.T) {
-	cfg := `{"era": "legacy", "rules": [{"on": "tools/call", "do": "stop-reading"}], ` + echoTools + `}`
+	cfg := `{"era": "legacy", "on": {"tools/call": {"do": "stop-reading"}}, ` + echoTools + `}`
 	const writeTimeout = 10 * time.Second
 	s := startSession(t, []byte(cfg), Options{WriteTimeout: writeTimeout, DrainTimeout: 200 * time.Millisecond, MaxInFlight: 400})
 	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
@@ -212,7 +212,7 @@ func TestLargeCallThenIdleThenCall(t *testing.T) {
 // it returns (and the process exits), even when the client reads slowly,
 // and even when another call never ends and is cancelled at DrainTimeout.
 func TestLargeAnswerWrittenBeforeTheRunEnds(t *testing.T) {
-	opts := runOptions(t, `{"era": "legacy", "rules": [{"on": "tools/call", "name": "hang", "do": "silent"}], "tools": [`+
+	opts := runOptions(t, `{"era": "legacy", "on": {"tools/call": {"name": "hang", "do": "silent"}}, "tools": [`+
 		`{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},`+
 		`{"name": "hang", "inputSchema": {"type": "object"}}]}`)
 	outR, outW, err := os.Pipe() // a real, non-blocking pipe, as a client gives
@@ -258,7 +258,7 @@ func TestLargeAnswerWrittenBeforeTheRunEnds(t *testing.T) {
 // read from the client or written to it: a late ping gets no answer from a
 // run that is over.
 func TestNothingAfterTheRunEnds(t *testing.T) {
-	opts := runOptions(t, `{"era": "legacy", "rules": [{"on": "tools/call", "do": "exit", "status": 3}], `+echoTools+`}`)
+	opts := runOptions(t, `{"era": "legacy", "on": {"tools/call": {"do": "exit", "status": 3}}, `+echoTools+`}`)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -292,27 +292,21 @@ func TestNothingAfterTheRunEnds(t *testing.T) {
 func runOptions(t *testing.T, cfgJSON string) Options {
 	t.Helper()
 	dir := t.TempDir()
-	var cfg fakeConfig
-	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath, logPath := filepath.Join(dir, "upstream.json"), filepath.Join(dir, "upstream.log")
-	if err := os.WriteFile(cfgPath, []byte(cfgJSON), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := filepath.Join(dir, "upstream.json")
+	cfg := writeUpstream(t, []byte(cfgJSON), cfgPath, filepath.Join(dir, "upstream.log"))
 	audit, err := audit.Open(filepath.Join(dir, "audit.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { audit.Close() })
-	return Options{Name: "fake", Entry: lockFor(t, &cfg, cfgPath, logPath), Stderr: io.Discard, Audit: audit,
+	return Options{Name: "fake", Entry: lockFor(t, cfg, cfgPath), Stderr: io.Discard, Audit: audit,
 		Session: "s", LookupEnv: fakeEnv, ShutdownGrace: 500 * time.Millisecond}
 }
 
 // A run ended by its context (a signal) still ends in order: the calls in
 // flight end first, and the "exit" record is the log's last.
 func TestContextEndsTheRunInOrder(t *testing.T) {
-	opts := runOptions(t, `{"era": "legacy", "rules": [{"on": "tools/call", "do": "silent"}], `+echoTools+`}`)
+	opts := runOptions(t, `{"era": "legacy", "on": {"tools/call": {"do": "silent"}}, `+echoTools+`}`)
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	var out syncBuffer
@@ -349,7 +343,7 @@ func TestContextEndsTheRunInOrder(t *testing.T) {
 func TestServerExitWhileItsOutputIsHeld(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "server.pid")
 	cfg, _ := json.Marshal(map[string]any{"era": "legacy", "pidFile": pidFile, "tools": []json.RawMessage{json.RawMessage(`{"name":"echo","inputSchema":{"type":"object"}}`)},
-		"rules": []any{map[string]any{"on": "tools/call", "do": "exit", "status": 3}}})
+		"on": map[string]any{"tools/call": map[string]any{"do": "exit", "status": 3}}})
 	s := startSession(t, cfg, Options{})
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
 	s.await("1")

@@ -39,6 +39,6 @@ func (p *proxy) checkInputRequests(req *Request, result []byte) *Response {
 
 func (p *proxy) denyInput(req *Request, method, why string) *Response {
 	_ = p.record(&audit.Record{Event: "deny", Method: method, ID: req.ID.String(), Item: req.Item, Detail: "input_required: " + why})
-	p.logf("denied the server's %s request (input_required): %s", method, why)
+	p.warnf("denied the server's %s request (input_required): %s", method, why)
 	return rpcError(mcp.CodeInternalError, fmt.Sprintf("mcpform denied the server's %s request: %s", escape.String(method), why))
 }

@@ -172,9 +172,9 @@ type proxy struct {
 	srvTokens  map[string]bool           // progress tokens of forwarded server requests
 	srvSem     chan struct{}
 
-	wg       sync.WaitGroup
-	closing  bool // under mu: no request starts once the run is ending
-	stderrMu sync.Mutex
+	wg      sync.WaitGroup
+	closing bool // under mu: no request starts once the run is ending
+	stderr  stderrLimit
 }
 
 // Run serves the client on opts.Stdin/Stdout until it closes its input (nil),
@@ -284,26 +284,8 @@ func (p *proxy) connect(toServer io.Writer) {
 		Idle:           func() { _ = p.audit.FlushBacklog(outcomeBurst) },
 		OnNotification: p.upstreamNotification,
 		OnRequest:      p.upstreamRequest,
-		Warn:           p.logf,
+		Warn:           p.warnf,
 	})
-}
-
-// logf writes one diagnostic line to stderr, escaped as a whole: it may
-// quote server text.
-func (p *proxy) logf(format string, args ...any) {
-	msg := escape.String(fmt.Sprintf(format, args...))
-	p.stderrMu.Lock()
-	fmt.Fprintf(p.opts.Stderr, "mcpform run %s: %s\n", escape.String(p.name), msg)
-	p.stderrMu.Unlock()
-}
-
-// logLine writes one line mcpform composed to stderr. The line quotes
-// server text escaped at its source (a StartError's stderr tail), so it is
-// made visible, not escaped again.
-func (p *proxy) logLine(line string) {
-	p.stderrMu.Lock()
-	fmt.Fprintf(p.opts.Stderr, "mcpform run %s: %s\n", escape.String(p.name), escape.Visible(line))
-	p.stderrMu.Unlock()
 }
 
 // StartFailedError is a run whose server did not start (Unwrap gives the
@@ -806,48 +788,4 @@ func (p *proxy) wrapUp(params []byte) []byte {
 		return params
 	}
 	return rewriteObject(nil, params, isMeta, metaWithout(params))
-}
-
-// lineEscaper passes the server's stderr on line by line, escaped and
-// prefixed, so a server cannot paint the user's terminal.
-type lineEscaper struct {
-	p    *proxy
-	mu   sync.Mutex
-	part []byte
-}
-
-func (l *lineEscaper) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := len(b)
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			l.part = append(l.part, b...)
-			if len(l.part) > 4096 {
-				l.emit()
-			}
-			break
-		}
-		l.part = append(l.part, b[:i]...)
-		l.emit()
-		b = b[i+1:]
-	}
-	return n, nil
-}
-
-func (l *lineEscaper) emit() {
-	line := strings.TrimRight(string(l.part), "\r")
-	l.part = l.part[:0]
-	l.p.stderrMu.Lock()
-	fmt.Fprintf(l.p.opts.Stderr, "[%s] %s\n", escape.String(l.p.name), escape.String(line))
-	l.p.stderrMu.Unlock()
-}
-
-func (l *lineEscaper) flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.part) > 0 {
-		l.emit()
-	}
 }

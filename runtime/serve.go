@@ -156,6 +156,8 @@ func (p *proxy) unanswered(ctx context.Context, err error) (*Response, error) {
 		return nil, ctx.Err()
 	case errors.As(err, &te):
 		return rpcError(codeTimeout, te.Error()), nil
+	case errors.As(err, new(*upstream.DroppedError)):
+		return rpcError(mcp.CodeInternalError, err.Error()), nil
 	case err == mcp.ErrServerClosed:
 		return rpcError(mcp.CodeInternalError, "the server exited before it answered"), nil
 	case errors.Is(err, mcp.ErrServerClosed):

@@ -115,7 +115,7 @@ func (p *proxy) upstreamRequest(m *mcp.Message) {
 	}
 	deny := func(why string) {
 		_ = p.record(&audit.Record{Event: "deny", Method: m.Method, ID: m.ID.String(), Detail: why})
-		p.logf("denied the server's %s request: %s", m.Method, why)
+		p.warnf("denied the server's %s request: %s", m.Method, why)
 		_ = p.up.Respond(m.ID, nil, &mcp.RPCError{Code: mcp.CodeMethodNotFound, Message: "mcpform denied " + m.Method + ": " + why})
 	}
 	if why := p.mayAskClient(m.Method); why != "" {
@@ -196,7 +196,7 @@ func (p *proxy) clientResponse(m *mcp.Message) {
 	}
 	p.mu.Unlock()
 	if !ok {
-		p.logf("dropped a response from the client to id %s, which no request is waiting for", escape.String(m.ID.String()))
+		p.warnf("dropped a response from the client to id %s, which no request is waiting for", escape.String(m.ID.String()))
 		return
 	}
 	sr.ch <- m

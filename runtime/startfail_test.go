@@ -25,7 +25,7 @@ func startFailSession(t *testing.T, argv, env []string, lookup func(string) (str
 	if err := json.Unmarshal(cfg, &fc); err != nil {
 		t.Fatal(err)
 	}
-	e := lockFor(t, &fc, "unused", "")
+	e := lockFor(t, &fc, "unused")
 	e.Command, e.EnvPassthrough = argv, env
 	return startSession(t, cfg, Options{Entry: e, LookupEnv: lookup})
 }
@@ -134,9 +134,7 @@ func TestStartFailureNeedsPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(dir, "upstream.json")
-	if err := os.WriteFile(cfgPath, []byte(`{"era": "legacy", `+echoTools+`}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeUpstream(t, []byte(`{"era": "legacy", `+echoTools+`}`), cfgPath, "")
 	script := filepath.Join(dir, "server")
 	if err := os.WriteFile(script, []byte("#!/usr/bin/env fakenode\nexec "+exe+" "+cfgPath+"\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -192,7 +190,7 @@ func TestStartFailureCannotRun(t *testing.T) {
 // A client that leaves while the server is still starting ends the run as
 // ever: stopping the server is no start failure.
 func TestClientLeavesDuringStart(t *testing.T) {
-	cfg := `{"era": "legacy", "rules": [{"on": "initialize", "do": "silent"}], ` + echoTools + `}`
+	cfg := `{"era": "legacy", "on": {"initialize": {"do": "silent"}}, ` + echoTools + `}`
 	s := startSession(t, []byte(cfg), Options{})
 	s.settle(200 * time.Millisecond)
 	if err := s.finish(); err != nil {

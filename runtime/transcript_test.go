@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
 
+	"github.com/mcpform/mcpform/internal/fakemcp"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/policy"
 	"github.com/mcpform/mcpform/runtime/audit"
@@ -26,26 +27,106 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the want sections of runtime/testdata/transcripts")
 
+// TestMain makes the test binary, re-executed with MCPFORM_RUNTIME_FAKE=1
+// (no helper binary to build; docs/ARCHITECTURE.md, "How the code is
+// tested"), the server the tests run: internal/fakemcp serving the spec file
+// in its first argument.
 func TestMain(m *testing.M) {
 	if os.Getenv("MCPFORM_RUNTIME_FAKE") == "1" {
-		fakeMain()
+		fakemcp.Main()
 	}
 	os.Exit(m.Run())
+}
+
+// fakeConfig is a test's server: a fakemcp spec (internal/fakemcp's package
+// documentation), and "lock", what differs in the lock the test generates
+// (see lockFor).
+type fakeConfig struct {
+	fakemcp.Spec
+	Lock *lockOverrides `json:"lock"`
+}
+
+type lockOverrides struct {
+	Tools              []json.RawMessage `json:"tools"`
+	ClientCapabilities json.RawMessage   `json:"clientCapabilities"`
+	Instructions       *string           `json:"instructions"`
+	ServerInfo         json.RawMessage   `json:"serverInfo"`
+	Era                string            `json:"era"`
+	Sandbox            bool              `json:"sandbox"`
+}
+
+// fakeServerInfo is the serverInfo of a test's server unless its config
+// says otherwise.
+const fakeServerInfo = `{"name":"fake","version":"1.0.0"}`
+
+// defaultCaps are the capabilities of a test's server unless its config
+// says otherwise.
+func defaultCaps(cfg *fakeConfig) json.RawMessage {
+	caps := map[string]any{}
+	if cfg.Tools != nil {
+		caps["tools"] = map[string]bool{"listChanged": true}
+	}
+	if cfg.Prompts != nil {
+		caps["prompts"] = map[string]bool{}
+	}
+	if cfg.Resources != nil || cfg.ResourceTemplates != nil {
+		caps["resources"] = map[string]bool{"subscribe": true}
+	}
+	b, _ := json.Marshal(caps)
+	return b
+}
+
+// writeUpstream writes cfgJSON to cfgPath as the spec of a test's server
+// and returns it. Where it says nothing, the server is what these tests
+// take for granted: locked as lockFor locks it (its serverInfo and
+// capabilities), answering calls (tools/call echoes its arguments), with
+// ttlMs 1000 on what it may cache, and an escape on stderr at start that
+// the proxy must neutralise; unless logPath is "", every line it receives
+// is appended to logPath. The config's own bytes are kept as written (what
+// the server sends is what the config says, byte for byte).
+func writeUpstream(t testing.TB, cfgJSON []byte, cfgPath, logPath string) *fakeConfig {
+	t.Helper()
+	var cfg fakeConfig
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+		t.Fatalf("upstream config: %v", err)
+	}
+	json.Unmarshal(cfgJSON, &members)
+	defaults := [][2]string{{"serverInfo", fakeServerInfo}, {"capabilities", string(defaultCaps(&cfg))},
+		{"answerCalls", "true"}, {"ttlMs", "1000"}, {"stderr", `"fake server ready\u001b[31m\n"`}}
+	if logPath != "" {
+		log, _ := json.Marshal(logPath)
+		defaults = append(defaults, [2]string{"log", string(log)})
+	}
+	spec := []byte("{")
+	for _, d := range defaults {
+		if _, ok := members[d[0]]; !ok {
+			spec = append(spec, `"`+d[0]+`":`+d[1]+`,`...)
+		}
+	}
+	rest := bytes.TrimSpace(cfgJSON)[1:] // the members after the object's "{"
+	if bytes.TrimSpace(rest)[0] == '}' {
+		spec = bytes.TrimSuffix(spec, []byte(","))
+	}
+	if err := os.WriteFile(cfgPath, append(spec, rest...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &cfg
 }
 
 // lockFor builds the sealed lock entry a transcript's server is locked as:
 // its surface, with the "lock" overrides applied, started as this test
 // binary re-executed.
-func lockFor(t testing.TB, cfg *fakeConfig, cfgPath, logPath string) *lock.Entry {
+func lockFor(t testing.TB, cfg *fakeConfig, cfgPath string) *lock.Entry {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &lock.Entry{
-		Command:        []string{exe, cfgPath, logPath},
+		Command:        []string{exe, cfgPath},
 		EnvPassthrough: []string{"MCPFORM_RUNTIME_FAKE"},
-		ServerInfo:     json.RawMessage(`{"name":"fake","version":"1.0.0"}`),
+		ServerInfo:     json.RawMessage(fakeServerInfo),
 		Instructions:   cfg.Instructions,
 		Capabilities:   defaultCaps(cfg),
 	}
@@ -156,15 +237,9 @@ func (s *syncBuffer) String() string {
 func startSession(t testing.TB, cfgJSON []byte, opts Options) *session {
 	t.Helper()
 	dir := t.TempDir()
-	var cfg fakeConfig
-	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
-		t.Fatalf("upstream config: %v", err)
-	}
 	cfgPath := filepath.Join(dir, "upstream.json")
 	logPath := filepath.Join(dir, "upstream.log")
-	if err := os.WriteFile(cfgPath, cfgJSON, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeUpstream(t, cfgJSON, cfgPath, logPath)
 	s := &session{t: t, lines: make(chan []byte, 1024), done: make(chan error, 1), seen: map[string]bool{}, log: logPath, audit: filepath.Join(dir, "audit.jsonl")}
 	audit, err := audit.Open(s.audit)
 	if err != nil {
@@ -185,7 +260,7 @@ func startSession(t testing.TB, cfgJSON []byte, opts Options) *session {
 	}()
 	opts.Name = "fake"
 	if opts.Entry == nil {
-		opts.Entry = lockFor(t, &cfg, cfgPath, logPath)
+		opts.Entry = lockFor(t, cfg, cfgPath)
 	}
 	opts.Stdin, opts.Stdout, opts.Stderr = inR, outW, &s.stderr
 	opts.Audit = audit

@@ -338,6 +338,11 @@ func (m *Model) Server(server string, act Act) ServerVerdict {
 	case "exit":
 		m.State.Exited[server] = true
 		v.Call = Gone
+	case "dupkeys", "casekeys", "huge":
+		// An answer the proxy refuses (duplicate keys, a wrong-case
+		// member, a line over the cap) that names the call's id ends
+		// the call at once with -32603, instead of at its timeout.
+		v.Call, v.Code = Refuse, CodeInternal
 	case "srvreq":
 		v.Request = true
 		v.Passed = m.allowed(s, act.Method)

@@ -412,6 +412,7 @@ func (u *Conn) readLoop(r io.Reader, maxLine int) {
 			var tooLong *mcp.LineTooLongError
 			if errors.As(err, &tooLong) {
 				u.h.Warn("dropped a message from the server: %v", err)
+				u.dropped(tooLong.Head, tooLong.Tail, err)
 				continue
 			}
 			if errors.Is(err, io.EOF) {
@@ -431,6 +432,7 @@ func (u *Conn) Handle(line []byte) {
 	msg, err := mcp.DecodeMessage(line)
 	if err != nil {
 		u.h.Warn("dropped a message from the server: %v: %s", err, clipBytes(line))
+		u.dropped(line, line, err)
 		return
 	}
 	switch {
@@ -442,6 +444,31 @@ func (u *Conn) Handle(line []byte) {
 		u.h.OnRequest(msg)
 	}
 }
+
+// dropped answers at once the requests a refused line was the answer to
+// (mcp.AnswerIDs reads their ids from its head and tail without trusting
+// it), instead of leaving them to their timeout: a server whose answers
+// are broken fails its calls now.
+func (u *Conn) dropped(head, tail []byte, why error) {
+	for _, id := range mcp.AnswerIDs(head, tail) {
+		u.mu.Lock()
+		p := u.pending[id]
+		u.mu.Unlock()
+		if p != nil && u.claim(id, p) {
+			p.done(nil, &DroppedError{Err: why})
+		}
+	}
+}
+
+// DroppedError is a request whose answer the connection refused: Err says
+// why (too long, not strict JSON, a batch, nested too deep).
+type DroppedError struct{ Err error }
+
+func (e *DroppedError) Error() string {
+	return fmt.Sprintf("mcpform refused the server's answer: %v", e.Err)
+}
+
+func (e *DroppedError) Unwrap() error { return e.Err }
 
 func (u *Conn) deliver(msg *mcp.Message) {
 	u.mu.Lock()

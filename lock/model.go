@@ -140,56 +140,40 @@ func (k Kind) KeyField() string { return kindInfo[k].key }
 func (k Kind) String() string { return kindInfo[k].singular }
 
 // List returns the entry's items of kind k.
-func (e *Entry) List(k Kind) []Item {
-	switch k {
-	case Tools:
-		return e.Tools
-	case Prompts:
-		return e.Prompts
-	case Resources:
-		return e.Resources
-	}
-	return e.ResourceTemplates
-}
+func (e *Entry) List(k Kind) []Item { return *e.list(k) }
 
 // SetList replaces the entry's items of kind k.
-func (e *Entry) SetList(k Kind, items []Item) {
+func (e *Entry) SetList(k Kind, items []Item) { *e.list(k) = items }
+
+// list is the entry's field for items of kind k.
+func (e *Entry) list(k Kind) *[]Item {
 	switch k {
 	case Tools:
-		e.Tools = items
+		return &e.Tools
 	case Prompts:
-		e.Prompts = items
+		return &e.Prompts
 	case Resources:
-		e.Resources = items
-	default:
-		e.ResourceTemplates = items
+		return &e.Resources
 	}
+	return &e.ResourceTemplates
 }
 
 // digestMap returns the digests map of kind k.
-func (d *Digests) digestMap(k Kind) map[string]string {
-	switch k {
-	case Tools:
-		return d.Tools
-	case Prompts:
-		return d.Prompts
-	case Resources:
-		return d.Resources
-	}
-	return d.ResourceTemplates
-}
+func (d *Digests) digestMap(k Kind) map[string]string { return *d.field(k) }
 
-func (d *Digests) setDigestMap(k Kind, m map[string]string) {
+func (d *Digests) setDigestMap(k Kind, m map[string]string) { *d.field(k) = m }
+
+// field is the digests' field for kind k.
+func (d *Digests) field(k Kind) *map[string]string {
 	switch k {
 	case Tools:
-		d.Tools = m
+		return &d.Tools
 	case Prompts:
-		d.Prompts = m
+		return &d.Prompts
 	case Resources:
-		d.Resources = m
-	default:
-		d.ResourceTemplates = m
+		return &d.Resources
 	}
+	return &d.ResourceTemplates
 }
 
 // Find returns the item of kind k named key, using binary search over the

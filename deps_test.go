@@ -48,7 +48,7 @@ var allowedImports = map[string]allowed{
 
 	"runtime": {
 		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/enforce", "runtime/internal/pipe", "runtime/internal/upstream", "runtime/taint", "surface"},
-		tests:   []string{"internal/benchclient", "internal/npmtest", "internal/strictjson"},
+		tests:   []string{"internal/benchclient", "internal/fakemcp", "internal/npmtest", "internal/strictjson"},
 	},
 	"runtime/taint": {imports: []string{"internal/escape", "internal/lockedfile", "lock", "policy"}},
 	"runtime/audit": {imports: []string{"internal/jsonscan", "internal/mutation", "internal/strictjson", "lock", "mcp"}},

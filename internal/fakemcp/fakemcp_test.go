@@ -93,3 +93,54 @@ func TestBadSpec(t *testing.T) {
 		t.Errorf("status %d stderr %q", code, stderr)
 	}
 }
+
+// An "on" entry may be a list: a call gets the first entry that applies
+// (by tool name, past "skip", within "times"); "send" writes its lines
+// first, a string as its text; answerCalls answers tools/call.
+func TestMisbehaviourList(t *testing.T) {
+	out, _, code := run(t, `{"answerCalls":true,"tools":[{"name":"echo"}],"on":{"tools/call":[
+		{"name":"other","do":"silent"},
+		{"name":"echo","do":"send","send":["not json",{"jsonrpc":"2.0","method":"x"}],"times":1},
+		{"name":"echo","do":"repeat-id","skip":1,"times":1},
+		{"name":"echo","do":"list-changed","then":{"tools":[{"name":"new"}]}}
+	]}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"other"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"a":1}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/list"}`,
+	)
+	echo := func(id, text string) string {
+		return `{"id":` + id + `,"jsonrpc":"2.0","result":{"content":[{"type":"text","text":` + text + `}]}}`
+	}
+	want := []string{
+		`not json`,
+		`{"jsonrpc":"2.0","method":"x"}`,
+		echo("2", `"{\"a\":1}"`),
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, // repeat-id skips its first match
+		echo("3", `"{}"`),
+		echo("4", `"{}"`),
+		echo("4", `"{}"`),
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		echo("5", `"{}"`),
+		`{"id":6,"jsonrpc":"2.0","result":{"tools":[{"name":"new"}]}}`,
+	}
+	if code != 0 || strings.Join(out, "\n") != strings.Join(want, "\n") {
+		t.Errorf("status %d, output:\n%s\nwant:\n%s", code, strings.Join(out, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Without answerCalls a call is not implemented.
+func TestCallsNotAnswered(t *testing.T) {
+	out, _, _ := run(t, `{"tools":[{"name":"echo"}]}`, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
+	if len(out) != 1 || !strings.Contains(out[0], "-32601") {
+		t.Errorf("output:\n%s", strings.Join(out, "\n"))
+	}
+}
+
+func TestUnknownMisbehaviour(t *testing.T) {
+	if _, stderr, code := run(t, `{"on":{"ping":[{"do":"explode"}]}}`); code != 2 || !strings.Contains(stderr, `"explode"`) {
+		t.Errorf("status %d stderr %q", code, stderr)
+	}
+}

@@ -122,21 +122,27 @@ func TestGolden(t *testing.T) {
 			if err := tt.fn(&buf, tt.p); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tt.name)
-			if *update {
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if d := cmp.Diff(string(want), buf.String()); d != "" {
-				t.Errorf("%s (-want +got):\n%s", path, d)
-			}
+			checkGolden(t, filepath.Join("testdata", tt.name), buf.Bytes(), *update, "go test -update")
 		})
+	}
+}
+
+// checkGolden compares got with the golden file at path, or with update
+// rewrites the file; how says how to rewrite it, for a missing file.
+func checkGolden(t *testing.T, path string, got []byte, update bool, how string) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run %s)", err, how)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s (-want +got):\n%s", path, d)
 	}
 }
 

@@ -75,17 +75,7 @@ func TestSARIFGolden(t *testing.T) {
 			got, _ := json.MarshalIndent(log, "", "  ")
 			b.Reset()
 			b.Write(append(got, '\n'))
-			path := filepath.Join("testdata", "sarif", tc.name+".sarif")
-			if *updateSARIF {
-				os.WriteFile(path, b.Bytes(), 0o644)
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update-sarif)", err)
-			}
-			if diff := cmp.Diff(string(want), b.String()); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", path, diff)
-			}
+			checkGolden(t, filepath.Join("testdata", "sarif", tc.name+".sarif"), b.Bytes(), *updateSARIF, "with -update-sarif")
 		})
 	}
 }

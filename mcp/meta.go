@@ -12,7 +12,25 @@ const (
 	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	// MetaLogLevel is the log level a 2026-07-28 request asks log messages
+	// at (the legacy era's logging/setLevel, per request); absent, the
+	// server sends none for the request.
+	MetaLogLevel = "io.modelcontextprotocol/logLevel"
 )
+
+// logLevels are the logging levels (RFC 5424's severities), as JSON.
+var logLevels = []string{`"debug"`, `"info"`, `"notice"`, `"warning"`, `"error"`, `"critical"`, `"alert"`, `"emergency"`}
+
+// IsLogLevel reports whether raw is one of the logging levels, as a JSON
+// string written plainly (no escapes).
+func IsLogLevel(raw []byte) bool {
+	for _, l := range logLevels {
+		if string(raw) == l {
+			return true
+		}
+	}
+	return false
+}
 
 // clientVersion is the version mcpform reports in clientInfo: what
 // SetClientVersion set, "devel" until then.

@@ -33,6 +33,9 @@ type Request struct {
 	// approval. meta is params._meta (nil when absent).
 	client Client
 	meta   []byte
+	// logLevel is a 2026-07-28 request's io.modelcontextprotocol/logLevel
+	// (a JSON string), nil when absent: the log messages it asks for.
+	logLevel []byte
 }
 
 // Client is the client a request came from, as a link may need it while

@@ -147,6 +147,10 @@ type proxy struct {
 	proc *mcp.Process
 
 	served *served
+	// clientLevel is a legacy client's last logging/setLevel, for a
+	// 2026-07-28 server's envelope; upLevel is the last level mcpform set
+	// on a legacy server for a 2026-07-28 client (levelFor).
+	clientLevel, upLevel atomic.Pointer[[]byte]
 	// checker holds the enforce link's compiled schemas; serverside.go
 	// asks it what the lock allows of the server's notifications.
 	checker *enforce.Checker
@@ -585,6 +589,12 @@ func (p *proxy) newRequest(msg *mcp.Message) (*Request, *mcp.RPCError) {
 				return nil, &mcp.RPCError{Code: mcp.CodeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data}
 			}
 			req.Modern = true
+			if lv := find(meta, mcp.MetaLogLevel); lv != nil {
+				if !mcp.IsLogLevel(lv) {
+					return nil, &mcp.RPCError{Code: mcp.CodeInvalidParams, Message: "_meta " + mcp.MetaLogLevel + " must be one of the logging levels (debug … emergency)"}
+				}
+				req.logLevel = lv
+			}
 			if caps := find(meta, mcp.MetaClientCapabilities); caps != nil && caps[0] == '{' {
 				p.mu.Lock()
 				if !bytes.Equal(p.clientCaps, caps) {
@@ -771,7 +781,12 @@ func (p *proxy) clientNotification(msg *mcp.Message) {
 // wrapUp returns params as the server must get them: for a 2026-07-28
 // server with the lock's envelope in _meta, for a legacy one without any
 // envelope keys the client sent. Everything else is copied byte for byte.
-func (p *proxy) wrapUp(params []byte) []byte {
+func (p *proxy) wrapUp(params []byte) []byte { return p.wrapUpLevel(params, nil) }
+
+// wrapUpLevel is wrapUp with a log level (a JSON string, nil: none) for a
+// 2026-07-28 server's envelope: the level that asks it for log messages
+// about this request.
+func (p *proxy) wrapUpLevel(params, level []byte) []byte {
 	if params != nil {
 		params = oneLine(params)
 	}
@@ -779,7 +794,11 @@ func (p *proxy) wrapUp(params []byte) []byte {
 		if params == nil {
 			params = []byte("{}")
 		}
-		return rewriteObject(nil, params, isMeta, metaWithout(params, p.upEnv))
+		var lv []byte
+		if level != nil {
+			lv = append([]byte(`"`+mcp.MetaLogLevel+`":`), level...)
+		}
+		return rewriteObject(nil, params, isMeta, metaWithout(params, p.upEnv, lv))
 	}
 	if params == nil {
 		return nil

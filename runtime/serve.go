@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -103,8 +104,14 @@ func (p *proxy) local(req *Request) *Response {
 	case "logging/setLevel":
 		if p.modernUp {
 			// A 2026-07-28 server has no logging/setLevel (the Go SDK
-			// answers "method not found"): a legacy client's call is
-			// acknowledged here instead of failing its start-up.
+			// answers "method not found"): it takes the level in each
+			// request's _meta. A legacy client's level is kept here and
+			// sent with each of its requests from now on (forward).
+			level := find(req.Params, "level")
+			if !mcp.IsLogLevel(level) {
+				return rpcError(mcp.CodeInvalidParams, "logging/setLevel needs params.level, one of the logging levels (debug … emergency)")
+			}
+			p.clientLevel.Store(&level)
 			return &Response{Result: []byte("{}")}
 		}
 	}
@@ -131,7 +138,7 @@ func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 	if t := find(req.meta, "progressToken"); t != nil {
 		token = string(t)
 	}
-	p.up.Request(ctx, req.Method, p.wrapUp(req.Params), token, true, p.opts.RequestTimeout, func(m *mcp.Message, err error) {
+	p.up.Request(ctx, req.Method, p.wrapUpLevel(req.Params, p.levelFor(req)), token, true, p.opts.RequestTimeout, func(m *mcp.Message, err error) {
 		if err != nil {
 			reply(p.unanswered(ctx, err))
 			return
@@ -146,6 +153,41 @@ func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 		}
 		reply(&Response{Result: m.Result}, nil)
 	})
+}
+
+// levelFor returns the log level a 2026-07-28 server gets with req: the
+// client's own for a 2026-07-28 client, the last logging/setLevel of a
+// legacy one. For a legacy server, a 2026-07-28 client's level becomes a
+// logging/setLevel of mcpform's own, sent ahead of req when it changed:
+// the same messages reach the client in either pairing of eras.
+func (p *proxy) levelFor(req *Request) []byte {
+	if p.modernUp {
+		if req.Modern {
+			return req.logLevel
+		}
+		if l := p.clientLevel.Load(); l != nil {
+			return *l
+		}
+		return nil
+	}
+	if req.logLevel == nil || !p.checker.Capability("logging", "") {
+		return nil
+	}
+	if prev := p.upLevel.Swap(&req.logLevel); prev != nil && bytes.Equal(*prev, req.logLevel) {
+		return nil
+	}
+	params := append(append([]byte(`{"level":`), req.logLevel...), '}')
+	// Not under the call's context, which watches one request only: the
+	// level outlives the call anyway. Sent before req, on the same stream.
+	p.up.Request(context.Background(), "logging/setLevel", params, "", false, p.opts.StartTimeout, func(m *mcp.Message, err error) {
+		if err == nil && m.Error != nil {
+			err = m.Error
+		}
+		if err != nil {
+			p.warnf("the server did not take the client's log level %s: %v", req.logLevel, err)
+		}
+	})
+	return nil
 }
 
 // unanswered is the outcome of a forwarded request that got no answer.

@@ -91,11 +91,13 @@ type Middleware func(Handler) Handler
 //  3. enforce (chain_enforce.go, with package enforce): only locked items,
 //     arguments checked against the locked input schema, unknown methods
 //     refused;
-//  4. Options.Middlewares, in order: the place of the taint gate
+//  4. tasks (chain_tasks.go): the task methods name only the tasks this
+//     run's calls created, and tasks/result is about the task's tool;
+//  5. Options.Middlewares, in order: the place of the taint gate
 //     (taintgate.go). It comes after enforce, so it sees only calls that
 //     would be forwarded: a user is never asked to approve a call that
 //     enforce then refuses, and a refused source call taints nothing;
-//  5. the terminal handler (serve.go): answers initialize,
+//  6. the terminal handler (serve.go): answers initialize,
 //     server/discover, ping and the lists from the lock, and sends
 //     everything else upstream.
 func (p *proxy) chain(extra []Middleware) Handler {
@@ -103,6 +105,7 @@ func (p *proxy) chain(extra []Middleware) Handler {
 		auditLink{log: p.audit, session: p.session, server: p.name, logf: p.logf}.wrap,
 		quarantineLink{state: &p.state, wait: p.opts.StartTimeout + time.Second}.wrap,
 		enforceLink{checker: p.checker}.wrap,
+		tasksLink{tasks: &p.tasks}.wrap,
 	}
 	return wrap(p.terminal, append(links, extra...)...)
 }

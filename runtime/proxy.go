@@ -147,6 +147,8 @@ type proxy struct {
 	proc *mcp.Process
 
 	served *served
+	// tasks are the tasks this run's calls created (chain_tasks.go).
+	tasks taskTable
 	// clientLevel is a legacy client's last logging/setLevel, for a
 	// 2026-07-28 server's envelope; upLevel is the last level mcpform set
 	// on a legacy server for a 2026-07-28 client (levelFor).

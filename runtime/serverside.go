@@ -27,6 +27,11 @@ func (p *proxy) upstreamNotification(m *mcp.Message) {
 		if p.up.ProgressTarget(find(m.Params, "progressToken")) {
 			p.notifyClient(m.Method, m.Params)
 		}
+	case "notifications/tasks/status":
+		// Only for a task this run's calls created.
+		if p.tasks.known(find(m.Params, "taskId")) && !p.state.isQuarantined() {
+			p.notifyClient(m.Method, m.Params)
+		}
 	case "notifications/message":
 		if p.checker.Capability("logging", "") && !p.state.isQuarantined() {
 			p.notifyClient(m.Method, m.Params)

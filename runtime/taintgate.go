@@ -96,7 +96,7 @@ type taintGate struct {
 // under.
 func (g *taintGate) source(req *Request) (string, bool) {
 	switch req.Method {
-	case "tools/call":
+	case "tools/call", "tasks/result": // a task's result is its tool's
 		if req.HasItem && slices.Contains(g.sources, req.Item) {
 			return req.Item, true
 		}

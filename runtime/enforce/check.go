@@ -80,8 +80,45 @@ func (k *Checker) Check(c *Call) *Refusal {
 			return refuse(mcp.CodeMethodNotFound, "the locked server does not support logging")
 		}
 		return nil
+	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+		return k.checkTask(c)
 	}
 	return refuse(mcp.CodeMethodNotFound, "method not found: mcpform does not forward "+escape.String(c.Method))
+}
+
+// checkTask lets the task methods through when the lock's capabilities
+// declare them (tasks/list and tasks/cancel each on its own); which task
+// ids this client may name is the tasks link's to decide, from what the
+// server told this session.
+func (k *Checker) checkTask(c *Call) *Refusal {
+	need := []string{"tasks"}
+	switch c.Method {
+	case "tasks/list":
+		need = append(need, "list")
+	case "tasks/cancel":
+		need = append(need, "cancel")
+	}
+	if !k.declares(need...) {
+		return refuse(mcp.CodeMethodNotFound, "the locked server does not support "+c.Method)
+	}
+	if c.Method != "tasks/list" {
+		if _, ok := jsonscan.String(jsonscan.Find(c.Params, "taskId")); !ok {
+			return refuse(mcp.CodeInvalidParams, c.Method+" needs params.taskId, a string")
+		}
+	}
+	return nil
+}
+
+// declares reports whether the locked capabilities hold the object at path
+// (capabilities.tasks.list, for example): present and not null.
+func (k *Checker) declares(path ...string) bool {
+	v := k.entry.Capabilities
+	for _, name := range path {
+		if v = jsonscan.Find(v, name); v == nil || string(v) == "null" {
+			return false
+		}
+	}
+	return true
 }
 
 // Capability reports whether the locked capabilities hold name (and, when
@@ -101,6 +138,9 @@ func (k *Checker) checkToolCall(c *Call) *Refusal {
 	item, ok := k.entry.Find(lock.Tools, c.Item)
 	if !ok {
 		return refuse(mcp.CodeInvalidParams, fmt.Sprintf("unknown tool %q", escape.String(c.Item)))
+	}
+	if jsonscan.Find(c.Params, "task") != nil && !k.declares("tasks", "requests", "tools", "call") {
+		return refuse(mcp.CodeInvalidParams, "the locked server does not run tools/call as a task (capabilities.tasks.requests.tools.call)")
 	}
 	args := c.Arguments
 	if args != nil && (len(args) == 0 || args[0] != '{') {

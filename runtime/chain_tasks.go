@@ -47,9 +47,10 @@ func (l tasksLink) wrap(next Handler) Handler {
 				return
 			}
 			if req.Method == "tasks/result" {
-				r := *req
-				r.Kind, r.Item, r.HasItem = lock.Tools, tool, true
-				req = &r
+				about := *req // a copy: req is captured above, and must not move
+				about.Kind, about.Item, about.HasItem = lock.Tools, tool, true
+				next(ctx, &about, reply)
+				return
 			}
 			next(ctx, req, reply)
 		case "tasks/list":

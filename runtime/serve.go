@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/runtime/internal/upstream"
 )
 
@@ -134,11 +136,21 @@ func (p *proxy) local(req *Request) *Response {
 // forward sends the request to the server under the proxy's own id; the
 // answer is handled on the goroutine that reads the server.
 func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
+	p.send(ctx, req, req.Params, 0, reply)
+}
+
+// maxInputRounds bounds how often a 2026-07-28 server may ask a legacy
+// client for input within one call.
+const maxInputRounds = 8
+
+// send sends req upstream with params (the client's, or a retry's with the
+// client's input responses), round the retries so far.
+func (p *proxy) send(ctx context.Context, req *Request, params []byte, round int, reply Reply) {
 	token := ""
 	if t := find(req.meta, "progressToken"); t != nil {
 		token = string(t)
 	}
-	p.up.Request(ctx, req.Method, p.wrapUpLevel(req.Params, p.levelFor(req)), token, true, p.opts.RequestTimeout, func(m *mcp.Message, err error) {
+	p.up.Request(ctx, req.Method, p.wrapUpLevel(params, p.levelFor(req)), token, true, p.opts.RequestTimeout, func(m *mcp.Message, err error) {
 		if err != nil {
 			reply(p.unanswered(ctx, err))
 			return
@@ -151,8 +163,64 @@ func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 			reply(r, nil)
 			return
 		}
+		if p.modernUp && !req.Modern && resultType(m.Result) == "input_required" {
+			// A legacy client has no input_required: ask it the
+			// legacy way, then retry the call with its answers. The
+			// round trips may take a person's time: not on the reader.
+			result := m.Result
+			go p.inputForLegacy(ctx, req, params, result, round, reply)
+			return
+		}
 		reply(&Response{Result: m.Result}, nil)
 	})
+}
+
+// inputForLegacy turns a 2026-07-28 server's input_required result into
+// requests to a legacy client (checkInputRequests allowed each), and
+// retries the call with the client's answers in inputResponses and the
+// server's requestState as they were.
+func (p *proxy) inputForLegacy(ctx context.Context, req *Request, params, result []byte, round int, reply Reply) {
+	if round >= maxInputRounds {
+		reply(rpcError(mcp.CodeInternalError, fmt.Sprintf("the server asked for input %d times in one call: mcpform stopped relaying", maxInputRounds)), nil)
+		return
+	}
+	result = oneLine(result)
+	responses := []byte(`"inputResponses":{`)
+	var ms [16]member
+	for i, m := range members(ms[:0], find(result, "inputRequests")) {
+		method, _ := stringValue(find(m.Value, "method"))
+		asked := find(m.Value, "params")
+		if asked != nil {
+			asked = rewriteObject(nil, oneLine(asked), isMeta, metaWithout(asked))
+		}
+		_ = p.record(&audit.Record{Event: "server-request", Method: method, ID: req.ID.String(), Item: req.Item, Detail: "input_required"})
+		answer, err := p.Ask(ctx, method, asked, p.opts.RequestTimeout)
+		switch {
+		case ctx.Err() != nil:
+			reply(nil, ctx.Err())
+			return
+		case err != nil:
+			reply(rpcError(mcp.CodeInternalError, fmt.Sprintf("the server asked the client for %s, which did not answer: %v", escape.String(method), err)), nil)
+			return
+		case answer.Error != nil:
+			reply(rpcError(mcp.CodeInternalError, fmt.Sprintf("the server asked the client for %s, which refused: %s", escape.String(method), escape.String(answer.Error.Message))), nil)
+			return
+		}
+		if i > 0 {
+			responses = append(responses, ',')
+		}
+		responses = append(append(append(responses, m.Key...), ':'), oneLine(answer.Result)...)
+	}
+	responses = append(responses, '}')
+	var state []byte
+	if rs := find(result, "requestState"); rs != nil {
+		state = append([]byte(`"requestState":`), rs...)
+	}
+	if params == nil {
+		params = []byte("{}")
+	}
+	retry := rewriteObject(nil, oneLine(params), func(m member) bool { return m.KeyIs("inputResponses") || m.KeyIs("requestState") }, responses, state)
+	p.send(ctx, req, retry, round+1, reply)
 }
 
 // levelFor returns the log level a 2026-07-28 server gets with req: the

@@ -81,6 +81,10 @@ type Options struct {
 	MaxLineSize int
 	MaxInFlight int
 
+	// relayToken makes the requestState tokens of relay.go (default:
+	// random); tests name them.
+	relayToken func() string
+
 	// Spin is how long a reader that found its pipe empty polls the run's
 	// pipes before it parks (default DefaultSpin, at most MaxSpin;
 	// negative: never). See spinner: it spares a wake-up per message while
@@ -149,6 +153,10 @@ type proxy struct {
 	served *served
 	// tasks are the tasks this run's calls created (chain_tasks.go).
 	tasks taskTable
+	// relays carry a legacy server's requests to a 2026-07-28 client
+	// (relay.go); clientModern is set once the client spoke 2026-07-28.
+	relays       relays
+	clientModern atomic.Bool
 	// clientLevel is a legacy client's last logging/setLevel, for a
 	// 2026-07-28 server's envelope; upLevel is the last level mcpform set
 	// on a legacy server for a 2026-07-28 client (levelFor).
@@ -591,6 +599,9 @@ func (p *proxy) newRequest(msg *mcp.Message) (*Request, *mcp.RPCError) {
 				return nil, &mcp.RPCError{Code: mcp.CodeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data}
 			}
 			req.Modern = true
+			if !p.clientModern.Load() {
+				p.clientModern.Store(true)
+			}
 			if lv := find(meta, mcp.MetaLogLevel); lv != nil {
 				if !mcp.IsLogLevel(lv) {
 					return nil, &mcp.RPCError{Code: mcp.CodeInvalidParams, Message: "_meta " + mcp.MetaLogLevel + " must be one of the logging levels (debug … emergency)"}
@@ -608,6 +619,9 @@ func (p *proxy) newRequest(msg *mcp.Message) (*Request, *mcp.RPCError) {
 	}
 	switch msg.Method {
 	case "tools/call", "prompts/get":
+		if rs, ok := stringValue(find(msg.Params, "requestState")); ok && strings.HasPrefix(rs, relayPrefix) && !p.modernUp {
+			req.relayRetry = true
+		}
 		req.Kind = lock.Tools
 		if msg.Method == "prompts/get" {
 			req.Kind = lock.Prompts

@@ -136,8 +136,29 @@ func (p *proxy) local(req *Request) *Response {
 // forward sends the request to the server under the proxy's own id; the
 // answer is handled on the goroutine that reads the server.
 func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
+	if !p.modernUp {
+		if p.redeem(req, reply) {
+			return // a retry that carries a server request's answer, or a refused token
+		}
+	}
+	if !p.modernUp && req.Modern {
+		if relayable[req.Method] {
+			// A server request during this call reaches the client in
+			// its result (relay.go).
+			c := &relayCall{method: req.Method, reply: reply}
+			p.relays.add(c)
+			reply = func(resp *Response, err error) {
+				p.relays.remove(c)
+				c.deliver(resp, err)
+			}
+		}
+	}
 	p.send(ctx, req, req.Params, 0, reply)
 }
+
+// relayable are the calls a legacy server may ask its client for input
+// during, whose result can be input_required for a 2026-07-28 client.
+var relayable = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
 // maxInputRounds bounds how often a 2026-07-28 server may ask a legacy
 // client for input within one call.

@@ -135,6 +135,10 @@ func (p *proxy) upstreamRequest(m *mcp.Message) {
 	}
 	go func() {
 		defer func() { <-p.srvSem }()
+		if p.clientModern.Load() {
+			p.relayToModern(m)
+			return
+		}
 		p.relayServerRequest(m)
 	}()
 }

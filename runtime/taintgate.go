@@ -112,8 +112,12 @@ func (g *taintGate) source(req *Request) (string, bool) {
 	return "", false
 }
 
+// sink reports whether req is a sink call the gate must admit. The retry
+// that carries a client's answer to a server request (relay.go) is not sent
+// again: the call it continues was admitted when it was sent, and a retry
+// whose token mcpform did not issue is refused before it reaches the server.
 func (g *taintGate) sink(req *Request) bool {
-	return req.Method == "tools/call" && req.HasItem && slices.Contains(g.sinks, req.Item)
+	return req.Method == "tools/call" && req.HasItem && slices.Contains(g.sinks, req.Item) && !req.relayRetry
 }
 
 func (g *taintGate) wrap(next Handler) Handler {

@@ -257,3 +257,29 @@ func TestTaintTaskResult(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A sink call that carries a relay token mcpform did not issue (a forged
+// retry) skips no gate: the terminal refuses the token, and the call never
+// reaches the server, whatever the client's era.
+func TestTaintForgedRelayRetry(t *testing.T) {
+	gate, store, _ := taintGateFor(t, []string{"fetch"}, []string{"send"}, time.Minute)
+	store.Taint("test-session", taint.Event{Server: "other", Source: "fetch", Item: "fetch", Digest: "sha256:00"})
+	s := startSession(t, []byte(hostileTaintServer), Options{Middlewares: []Middleware{gate}})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	s.await("1")
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"send","arguments":{"to":"a"},"requestState":"mcpform-relay-forged","inputResponses":{}}}`)
+	s.await("2")
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"send","arguments":{"to":"a"},"requestState":"mcpform-relay-forged","inputResponses":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	s.await("3")
+	for _, id := range []string{`"id":2,`, `"id":3,`} {
+		if !strings.Contains(s.line(id), "requestState is not one mcpform issued") {
+			t.Errorf("the forged retry %s was not refused: %s", id, s.line(id))
+		}
+	}
+	if err := s.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if upstream, _ := os.ReadFile(s.log); strings.Contains(string(upstream), `"name":"send"`) {
+		t.Errorf("a forged retry reached the server:\n%s", upstream)
+	}
+}

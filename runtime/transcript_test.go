@@ -11,8 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -265,6 +267,8 @@ func startSession(t testing.TB, cfgJSON []byte, opts Options) *session {
 	opts.Stdin, opts.Stdout, opts.Stderr = inR, outW, &s.stderr
 	opts.Audit = audit
 	opts.Session = "test-session"
+	var tokens atomic.Int64 // relay tokens the scripts can name
+	opts.relayToken = func() string { return relayPrefix + "test-" + strconv.FormatInt(tokens.Add(1), 10) }
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = fakeEnv
 	}

@@ -36,6 +36,7 @@ mutations=(
   "watchexit|./runtime|^(TestServerExitWhileItsOutputIsHeld)\$"
   "outcomefirst|./runtime|^(TestAuditOutcomeBeforeResult)\$"
   "egress|./runtime/egress ./runtime/sandbox ./internal/e2e|^(TestPolicy|TestHostileServer|TestHostileModes)\$"
+  "relaytokens|./runtime|^(TestTaintForgedRelayRetry|TestTranscripts)\$"
   "taskids|./runtime|^(TestTranscripts|TestTaintTaskResult)\$"
   "auditchain|./runtime/audit ./internal/proxymodel|^(TestAuditConcurrentAppends|TestProxyMatchesModel)\$"
   "envwithheld|./mcp ./internal/e2e|^(TestStartPassesOnlyNamedEnv|TestHostileModes)\$"

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -272,6 +273,11 @@ func (s *server) handle(r *Received) bool {
 	case "resources/templates/list":
 		s.result(id, r.Method, map[string]any{"resourceTemplates": list(s.cfg.Templates)})
 	case "tools/call", "prompts/get", "resources/read":
+		if bytes.Contains(r.Params, []byte(`"inputResponses"`)) {
+			// The retry of a call it answered input_required: answered,
+			// taking no action of its own.
+			return s.act(r, Action{Do: "ok"})
+		}
 		a := Action{Do: "ok"}
 		if s.next < len(s.cfg.Actions) {
 			a = s.cfg.Actions[s.next]

@@ -236,6 +236,7 @@ func dupFile(f *os.File) (*os.File, error) {
 // conn is the client's side of one runtime.Run.
 type conn struct {
 	name  string
+	last  string // the last line sent, for a retry after input_required
 	in    *io.PipeWriter
 	lines chan []byte
 	done  chan error
@@ -293,6 +294,7 @@ func (c *conn) send(line string) error {
 	if c.ended {
 		return fmt.Errorf("%s: the run already ended", c.name)
 	}
+	c.last = line
 	done := make(chan error, 1)
 	go func() { _, err := io.WriteString(c.in, line+"\n"); done <- err }()
 	select {

@@ -321,8 +321,13 @@ type ServerVerdict struct {
 	// Input: the client got the server's own input_required result.
 	Input bool
 	// Request is set for a server→client request: Passed says the client
-	// sees it; otherwise the proxy answers the server with an error.
+	// sees it (as a request of its own for a legacy client, in the call's
+	// input_required result for a 2026-07-28 one); otherwise the proxy
+	// answers the server with an error. Retries is how many more times
+	// the server gets the call (a 2026-07-28 server's input_required that
+	// a legacy client answered).
 	Request, Passed bool
+	Retries         int
 	// QuarantineAfter: every later request to this server is refused.
 	QuarantineAfter bool
 }
@@ -344,18 +349,25 @@ func (m *Model) Server(server string, act Act) ServerVerdict {
 		// the call at once with -32603, instead of at its timeout.
 		v.Call, v.Code = Refuse, CodeInternal
 	case "srvreq":
+		// A request on the wire: relayed to a legacy client as it is, to
+		// a 2026-07-28 client in the call's input_required result (only
+		// from a legacy server: a 2026-07-28 one has no wire requests).
 		v.Request = true
-		v.Passed = m.allowed(s, act.Method)
+		v.Passed = m.allowed(s, act.Method) && !(m.State.Modern && s.Modern)
 	case "mrtr":
 		// A 2026-07-28 server asks in its result (input_required), under
-		// the same rule; only a 2026-07-28 client can be asked so.
+		// the same rule: a 2026-07-28 client gets that result; a legacy
+		// one the request, after which the call is retried upstream.
 		if !s.Modern {
 			break
 		}
-		if m.allowed(s, act.Method) && m.State.Modern {
-			v.Input = true
-		} else {
+		switch {
+		case !m.allowed(s, act.Method):
 			v.Call, v.Code = Refuse, CodeInternal
+		case m.State.Modern:
+			v.Input = true
+		default:
+			v.Request, v.Passed, v.Retries = true, true, 1
 		}
 	case "drift":
 		// Definitional drift on list_changed: quarantine before the

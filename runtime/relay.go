@@ -1,0 +1,247 @@
+package runtime
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpform/mcpform/internal/mutation"
+	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/audit"
+)
+
+// A legacy server asks its client for input with requests of its own
+// (sampling/createMessage, elicitation/create, roots/list) while it works
+// on a call; a 2026-07-28 client answers no wire requests. For such a
+// client the server's request travels as the pending call's answer: an
+// input_required result whose inputRequests hold it and whose requestState
+// is a token of mcpform's own (random, redeemable once, in this run, for
+// the same method). The call stays pending upstream. The client's retry,
+// with the answer in inputResponses and the token, is not sent upstream:
+// its answer goes back to the server as the answer to its request, and the
+// retry gets the call's final result (or the next input_required, when the
+// server asks again). The one capability rule (mayAskClient) decides what
+// may be asked, as for every other path.
+
+// relayPrefix marks mcpform's requestState tokens.
+const relayPrefix = "mcpform-relay-"
+
+// relayCall is one call of a 2026-07-28 client in flight at a legacy
+// server: who gets its answer. reply is the original call's until a server
+// request parks it (answered with input_required), then nil until the retry
+// attaches its own; an answer that comes meanwhile waits in answer.
+type relayCall struct {
+	method string
+
+	mu       sync.Mutex
+	reply    Reply
+	answered bool
+	resp     *Response
+	err      error
+}
+
+// deliver hands the call's outcome to whoever waits for it now.
+func (c *relayCall) deliver(resp *Response, err error) {
+	c.mu.Lock()
+	r := c.reply
+	c.reply = nil
+	if r == nil {
+		c.answered, c.resp, c.err = true, resp, err
+	}
+	c.mu.Unlock()
+	if r != nil {
+		r(resp, err)
+	}
+}
+
+// park takes the current reply away (to answer it with input_required);
+// false when there is none to take (the call is already parked, or
+// answered).
+func (c *relayCall) park() (Reply, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.reply
+	c.reply = nil
+	return r, r != nil && !c.answered
+}
+
+// attach makes reply the one the call's outcome goes to, at once when it
+// came meanwhile.
+func (c *relayCall) attach(reply Reply) {
+	c.mu.Lock()
+	if !c.answered {
+		c.reply = reply
+		c.mu.Unlock()
+		return
+	}
+	resp, err := c.resp, c.err
+	c.mu.Unlock()
+	reply(resp, err)
+}
+
+// relayState is one server request parked in an input_required result.
+type relayState struct {
+	call   *relayCall
+	key    string
+	answer chan *mcp.Message // the client's inputResponses entry, or an error
+}
+
+// relays are a run's calls in flight that a server request may be carried
+// by, oldest first, and the parked requests by token.
+type relays struct {
+	mu     sync.Mutex
+	calls  []*relayCall
+	states map[string]*relayState
+	next   int64
+}
+
+func (r *relays) add(c *relayCall) {
+	r.mu.Lock()
+	r.calls = append(r.calls, c)
+	r.mu.Unlock()
+}
+
+func (r *relays) remove(c *relayCall) {
+	r.mu.Lock()
+	for i, x := range r.calls {
+		if x == c {
+			r.calls = append(r.calls[:i], r.calls[i+1:]...)
+			break
+		}
+	}
+	r.mu.Unlock()
+}
+
+// oldest is the call a server request is carried by.
+func (r *relays) oldest() *relayCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.calls) == 0 {
+		return nil
+	}
+	return r.calls[0]
+}
+
+// park registers a parked request and returns its token and key.
+func (r *relays) park(st *relayState, newToken func() string) (token string) {
+	if newToken != nil {
+		token = newToken()
+	} else {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		token = relayPrefix + hex.EncodeToString(b[:])
+	}
+	r.mu.Lock()
+	if r.states == nil {
+		r.states = map[string]*relayState{}
+	}
+	r.next++
+	st.key = "mcpform-" + strconv.FormatInt(r.next, 10)
+	r.states[token] = st
+	r.mu.Unlock()
+	return token
+}
+
+// take redeems a token, once.
+func (r *relays) take(token string) *relayState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.states[token]
+	delete(r.states, token)
+	return st
+}
+
+// relayToModern carries the server's request m to a 2026-07-28 client in
+// the oldest call in flight, and answers the server with what the client's
+// retry brings (or an error, after RequestTimeout).
+func (p *proxy) relayToModern(m *mcp.Message) {
+	fail := func(code int64, why string) {
+		_ = p.up.Respond(m.ID, nil, &mcp.RPCError{Code: code, Message: why})
+	}
+	c := p.relays.oldest()
+	if c == nil {
+		p.warnf("denied the server's %s request: the 2026-07-28 client can be asked only in a call's result, and none is in flight", m.Method)
+		fail(mcp.CodeInternalError, "mcpform denied "+m.Method+": the client can be asked only during a call")
+		return
+	}
+	original, ok := c.park()
+	if !ok {
+		p.warnf("denied the server's %s request: the call already waits for the client's answer to another", m.Method)
+		fail(mcp.CodeInternalError, "mcpform denied "+m.Method+": one request at a time during a call")
+		return
+	}
+	if err := p.record(&audit.Record{Event: "server-request", Method: m.Method, ID: m.ID.String(), Detail: "as input_required"}); err != nil {
+		c.attach(original)
+		fail(mcp.CodeInternalError, "mcpform cannot write its audit log")
+		return
+	}
+	st := &relayState{call: c, answer: make(chan *mcp.Message, 1)}
+	token := p.relays.park(st, p.opts.relayToken)
+	params := m.Params
+	if params != nil {
+		params = oneLine(params)
+		if find(params, "_meta") != nil {
+			params = rewriteObject(nil, params, isMeta, metaWithout(params))
+		}
+	}
+	b := []byte(`{"resultType":"input_required","inputRequests":{`)
+	b = mcp.AppendQuoted(b, st.key)
+	b = append(b, `:{"method":`...)
+	b = mcp.AppendQuoted(b, m.Method)
+	if params != nil {
+		b = append(append(b, `,"params":`...), params...)
+	}
+	b = append(b, `}},"requestState":`...)
+	b = append(mcp.AppendQuoted(b, token), '}')
+	original(&Response{Result: b}, nil)
+
+	t := time.NewTimer(p.opts.RequestTimeout)
+	defer t.Stop()
+	select {
+	case resp := <-st.answer:
+		if resp.Error != nil {
+			_ = p.up.Respond(m.ID, nil, resp.Error)
+		} else {
+			_ = p.up.Respond(m.ID, oneLine(resp.Result), nil)
+		}
+	case <-t.C:
+		p.relays.take(token)
+		fail(codeTimeout, fmt.Sprintf("the client did not answer %s within %v", m.Method, p.opts.RequestTimeout))
+	case <-p.up.Done():
+	}
+}
+
+// redeem handles a 2026-07-28 client's retry that carries one of mcpform's
+// requestState tokens: the answer in inputResponses goes to the server's
+// parked request, and the retry gets the call's outcome. It reports false
+// for a request that carries no such token.
+func (p *proxy) redeem(req *Request, reply Reply) bool {
+	token, ok := stringValue(find(req.Params, "requestState"))
+	if !ok || !strings.HasPrefix(token, relayPrefix) {
+		return false
+	}
+	st := p.relays.take(token)
+	if st == nil && mutation.Off("relaytokens") {
+		return false // as if the token were no one's: the retry goes upstream
+	}
+	switch {
+	case st == nil:
+		reply(rpcError(mcp.CodeInvalidParams, "requestState is not one mcpform issued in this run, or was used already"), nil)
+		return true
+	case st.call.method != req.Method:
+		st.answer <- &mcp.Message{Error: &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the client retried another method"}}
+		reply(rpcError(mcp.CodeInvalidParams, "requestState belongs to a "+st.call.method+" call"), nil)
+		return true
+	}
+	if answer := find(find(req.Params, "inputResponses"), st.key); answer != nil && answer[0] == '{' {
+		st.answer <- &mcp.Message{Result: answer}
+	} else {
+		st.answer <- &mcp.Message{Error: &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the client did not answer the request"}}
+	}
+	st.call.attach(reply)
+	return true
+}

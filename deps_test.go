@@ -68,6 +68,7 @@ var allowedImports = map[string]allowed{
 		tests:   []string{"internal/fakemcp", "internal/npmtest"},
 	},
 	"examples/servers/notes": {},
+	"examples/servers/roots": {},
 
 	"internal/escape":         {},
 	"internal/jsonscan":       {tests: []string{"internal/strictjson"}},

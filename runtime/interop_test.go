@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpform/mcpform/internal/npmtest"
 	"github.com/mcpform/mcpform/lock"
@@ -165,4 +168,79 @@ func runInspector(t *testing.T, inspector string, args []string) string {
 		t.Fatalf("mcp-inspector %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// Input a server asks for in the middle of a call reaches a real client of
+// either era through the mcpform binary, from a real server locked in
+// either era (the Go SDK server examples/servers/roots; the Go SDK client,
+// whose roots are the answer): a 2026-07-28 server's input_required
+// becomes a roots/list request to a legacy client, and a legacy server's
+// roots/list request becomes the call's input_required result for a
+// 2026-07-28 client, whose retry mcpform turns back into the answer.
+func TestInteropInputRequests(t *testing.T) {
+	mcpform, _ := built(t)
+	roots := filepath.Join(t.TempDir(), "roots")
+	build := exec.Command("go", "build", "-o", roots, "./examples/servers/roots")
+	build.Dir = moduleRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/servers/roots: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	merged := &lock.File{Generator: "runtime interop test", Servers: map[string]*lock.Entry{}}
+	for _, c := range []struct {
+		name string
+		era  mcp.Era
+	}{{"roots-legacy", mcp.EraLegacy}, {"roots-modern", mcp.EraModern}} {
+		path := filepath.Join(dir, c.name+".lock")
+		lockServer(t, path, c.name, []string{roots}, nil, c.era)
+		lf, err := lock.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := lf.Servers[c.name]
+		e.Mcpform = &lock.Settings{ClientCapabilities: json.RawMessage(`{"roots":{}}`)}
+		merged.Servers[c.name] = e
+	}
+	lockPath := filepath.Join(dir, "mcp.lock")
+	if err := lock.Save(lockPath, merged); err != nil {
+		t.Fatal(err)
+	}
+	for _, server := range []string{"roots-legacy", "roots-modern"} {
+		for _, version := range []string{"2025-11-25", "2026-07-28"} {
+			t.Run(server+"/"+version+"-client", func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				client := sdk.NewClient(&sdk.Implementation{Name: "interop", Version: "1"}, nil)
+				client.AddRoots(&sdk.Root{URI: "file:///home/me/project", Name: "project"})
+				cmd := exec.Command(mcpform, "run", "-lock", lockPath, "-audit", filepath.Join(dir, "audit.jsonl"), server)
+				cmd.Stderr = &testWriter{t}
+				cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "where_am_i", Arguments: map[string]any{}})
+				if err != nil {
+					t.Fatalf("where_am_i through mcpform run: %v", err)
+				}
+				var text string
+				for _, c := range res.Content {
+					if tc, ok := c.(*sdk.TextContent); ok {
+						text += tc.Text
+					}
+				}
+				if res.IsError || text != "roots: file:///home/me/project" {
+					t.Errorf("where_am_i through mcpform run = %q (isError %v); want the client's root", text, res.IsError)
+				}
+			})
+		}
+	}
+}
+
+// testWriter logs what is written to it (mcpform's stderr) with the test.
+type testWriter struct{ t *testing.T }
+
+func (w *testWriter) Write(b []byte) (int, error) {
+	w.t.Logf("%s", strings.TrimRight(string(b), "\n"))
+	return len(b), nil
 }

@@ -67,8 +67,8 @@ var allowedImports = map[string]allowed{
 		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
 		tests:   []string{"internal/fakemcp", "internal/npmtest"},
 	},
-	"examples/servers/notes": {},
-	"examples/servers/roots": {},
+	"examples/servers/notes":   {},
+	"examples/servers/confirm": {},
 
 	"internal/escape":         {},
 	"internal/jsonscan":       {tests: []string{"internal/strictjson"}},

@@ -172,46 +172,50 @@ func runInspector(t *testing.T, inspector string, args []string) string {
 
 // Input a server asks for in the middle of a call reaches a real client of
 // either era through the mcpform binary, from a real server locked in
-// either era (the Go SDK server examples/servers/roots; the Go SDK client,
-// whose roots are the answer): a 2026-07-28 server's input_required
-// becomes a roots/list request to a legacy client, and a legacy server's
-// roots/list request becomes the call's input_required result for a
-// 2026-07-28 client, whose retry mcpform turns back into the answer.
+// either era (the Go SDK server examples/servers/confirm; the Go SDK client,
+// whose elicitation handler is the user): a 2026-07-28 server's
+// input_required becomes an elicitation/create request to a legacy
+// client, and a legacy server's elicitation/create request becomes the
+// call's input_required result for a 2026-07-28 client, whose retry
+// mcpform turns back into the answer.
 func TestInteropInputRequests(t *testing.T) {
 	mcpform, _ := built(t)
-	roots := filepath.Join(t.TempDir(), "roots")
-	build := exec.Command("go", "build", "-o", roots, "./examples/servers/roots")
+	confirm := filepath.Join(t.TempDir(), "confirm")
+	build := exec.Command("go", "build", "-o", confirm, "./examples/servers/confirm")
 	build.Dir = moduleRoot()
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./examples/servers/roots: %v\n%s", err, out)
+		t.Fatalf("go build ./examples/servers/confirm: %v\n%s", err, out)
 	}
 	dir := t.TempDir()
 	merged := &lock.File{Generator: "runtime interop test", Servers: map[string]*lock.Entry{}}
 	for _, c := range []struct {
 		name string
 		era  mcp.Era
-	}{{"roots-legacy", mcp.EraLegacy}, {"roots-modern", mcp.EraModern}} {
+	}{{"confirm-legacy", mcp.EraLegacy}, {"confirm-modern", mcp.EraModern}} {
 		path := filepath.Join(dir, c.name+".lock")
-		lockServer(t, path, c.name, []string{roots}, nil, c.era)
+		lockServer(t, path, c.name, []string{confirm}, nil, c.era)
 		lf, err := lock.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e := lf.Servers[c.name]
-		e.Mcpform = &lock.Settings{ClientCapabilities: json.RawMessage(`{"roots":{}}`)}
+		e.Mcpform = &lock.Settings{ClientCapabilities: json.RawMessage(`{"elicitation":{}}`)}
 		merged.Servers[c.name] = e
 	}
 	lockPath := filepath.Join(dir, "mcp.lock")
 	if err := lock.Save(lockPath, merged); err != nil {
 		t.Fatal(err)
 	}
-	for _, server := range []string{"roots-legacy", "roots-modern"} {
+	for _, server := range []string{"confirm-legacy", "confirm-modern"} {
 		for _, version := range []string{"2025-11-25", "2026-07-28"} {
 			t.Run(server+"/"+version+"-client", func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
-				client := sdk.NewClient(&sdk.Implementation{Name: "interop", Version: "1"}, nil)
-				client.AddRoots(&sdk.Root{URI: "file:///home/me/project", Name: "project"})
+				client := sdk.NewClient(&sdk.Implementation{Name: "interop", Version: "1"}, &sdk.ClientOptions{
+					ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+						return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"sure": true}}, nil
+					},
+				})
 				cmd := exec.Command(mcpform, "run", "-lock", lockPath, "-audit", filepath.Join(dir, "audit.jsonl"), server)
 				cmd.Stderr = &testWriter{t}
 				cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: version})
@@ -219,9 +223,9 @@ func TestInteropInputRequests(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer cs.Close()
-				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "where_am_i", Arguments: map[string]any{}})
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "delete_all", Arguments: map[string]any{}})
 				if err != nil {
-					t.Fatalf("where_am_i through mcpform run: %v", err)
+					t.Fatalf("delete_all through mcpform run: %v", err)
 				}
 				var text string
 				for _, c := range res.Content {
@@ -229,8 +233,8 @@ func TestInteropInputRequests(t *testing.T) {
 						text += tc.Text
 					}
 				}
-				if res.IsError || text != "roots: file:///home/me/project" {
-					t.Errorf("where_am_i through mcpform run = %q (isError %v); want the client's root", text, res.IsError)
+				if res.IsError || text != "deleted everything: the user was sure" {
+					t.Errorf("delete_all through mcpform run = %q (isError %v); want the user's confirmation", text, res.IsError)
 				}
 			})
 		}

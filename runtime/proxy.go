@@ -157,6 +157,8 @@ type proxy struct {
 	// (relay.go); clientModern is set once the client spoke 2026-07-28.
 	relays       relays
 	clientModern atomic.Bool
+	// listeners are the client's subscriptions/listen streams (listen.go).
+	listeners listeners
 	// clientLevel is a legacy client's last logging/setLevel, for a
 	// 2026-07-28 server's envelope; upLevel is the last level mcpform set
 	// on a legacy server for a 2026-07-28 client (levelFor).
@@ -514,6 +516,7 @@ func (p *proxy) drain() {
 	p.mu.Lock()
 	p.closing = true
 	p.mu.Unlock()
+	p.closeListeners() // streams end with the run, gracefully
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	select {

@@ -89,6 +89,10 @@ func (s *served) initialize(params []byte) []byte {
 // terminal is the end of the chain: the lock answers what it can, the
 // server the rest.
 func (p *proxy) terminal(ctx context.Context, req *Request, reply Reply) {
+	if req.Method == "subscriptions/listen" {
+		p.listen(ctx, req, reply) // mcpform's own stream (listen.go)
+		return
+	}
 	if r := p.local(req); r != nil {
 		reply(r, nil)
 		return

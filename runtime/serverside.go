@@ -39,7 +39,11 @@ func (p *proxy) upstreamNotification(m *mcp.Message) {
 	case "notifications/resources/updated":
 		uri, ok := stringValue(find(m.Params, "uri"))
 		if ok && p.checker.Capability("resources", "subscribe") && p.checker.ResourceAllowed(uri) && !p.state.isQuarantined() {
-			p.notifyClient(m.Method, m.Params)
+			// To the listen streams subscribed to it; a legacy client
+			// subscribed with resources/subscribe gets it as it is.
+			if !p.resourceUpdated(uri, m.Params) && !p.clientModern.Load() {
+				p.notifyClient(m.Method, m.Params)
+			}
 		}
 	case "notifications/cancelled":
 		// The server gave up on a request it sent the client.

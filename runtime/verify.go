@@ -26,6 +26,7 @@ func (p *proxy) setQuarantine(why string) {
 	msg := fmt.Sprintf("mcpform quarantined server %q: %s. Run `mcpform plan` to review the change (and `mcpform apply` to accept it)", escape.String(p.name), why)
 	if p.state.quarantined.CompareAndSwap(nil, &msg) {
 		p.logf("%s", msg)
+		p.listsChanged()
 		if err := p.record(&audit.Record{Event: "quarantine", Detail: msg}); err != nil {
 			p.logf("%v", err)
 		}

@@ -20,7 +20,7 @@ import (
 
 // paramKeys are the params members the proxy reads or sets on a forwarded
 // request.
-var paramKeys = keyList("name", "arguments", "uri", "_meta", "ref", "argument", "requestState", "inputResponses", "cursor", "level", "task", "taskId")
+var paramKeys = keyList("name", "arguments", "uri", "_meta", "ref", "argument", "requestState", "inputResponses", "cursor", "level", "task", "taskId", "notifications")
 
 func keyList(keys ...string) [][]byte {
 	out := make([][]byte, len(keys))

@@ -82,6 +82,8 @@ func (k *Checker) Check(c *Call) *Refusal {
 		return nil
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
 		return k.checkTask(c)
+	case "subscriptions/listen":
+		return k.checkListen(c)
 	}
 	return refuse(mcp.CodeMethodNotFound, "method not found: mcpform does not forward "+escape.String(c.Method))
 }
@@ -104,6 +106,44 @@ func (k *Checker) checkTask(c *Call) *Refusal {
 	if c.Method != "tasks/list" {
 		if _, ok := jsonscan.String(jsonscan.Find(c.Params, "taskId")); !ok {
 			return refuse(mcp.CodeInvalidParams, c.Method+" needs params.taskId, a string")
+		}
+	}
+	return nil
+}
+
+// checkListen checks a 2026-07-28 subscriptions/listen filter: an object
+// whose list flags are booleans, and whose resourceSubscriptions name only
+// locked resources (or URIs of locked templates) of a server that supports
+// subscriptions.
+func (k *Checker) checkListen(c *Call) *Refusal {
+	filter := jsonscan.Find(c.Params, "notifications")
+	if len(filter) == 0 || filter[0] != '{' {
+		return refuse(mcp.CodeInvalidParams, "subscriptions/listen needs params.notifications, an object")
+	}
+	for _, flag := range []string{"toolsListChanged", "promptsListChanged", "resourcesListChanged"} {
+		if v := jsonscan.Find(filter, flag); v != nil && string(v) != "true" && string(v) != "false" {
+			return refuse(mcp.CodeInvalidParams, "notifications."+flag+" must be a boolean")
+		}
+	}
+	subs := jsonscan.Find(filter, "resourceSubscriptions")
+	if subs == nil {
+		return nil
+	}
+	if subs[0] != '[' {
+		return refuse(mcp.CodeInvalidParams, "notifications.resourceSubscriptions must be an array of URIs")
+	}
+	var es [16][]byte
+	list := jsonscan.Elements(es[:0], subs)
+	if len(list) > 0 && !k.Capability("resources", "subscribe") {
+		return refuse(mcp.CodeInvalidParams, "the locked server does not support resource subscriptions")
+	}
+	for _, e := range list {
+		uri, ok := jsonscan.String(e)
+		if !ok {
+			return refuse(mcp.CodeInvalidParams, "notifications.resourceSubscriptions must be an array of URIs")
+		}
+		if !k.ResourceAllowed(uri) {
+			return refuse(mcp.CodeInvalidParams, fmt.Sprintf("unknown resource %q: not locked and matching no locked resource template", escape.String(uri)))
 		}
 	}
 	return nil

@@ -37,6 +37,17 @@ type listeners struct {
 	upSubs map[string]bool // URIs a legacy server was subscribed to
 }
 
+// all returns the open streams.
+func (ls *listeners) all() []*listener {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	out := make([]*listener, 0, len(ls.open))
+	for _, l := range ls.open {
+		out = append(out, l)
+	}
+	return out
+}
+
 // listen opens a stream for req: acknowledged at once, answered when the
 // run ends (or cancelled by the client).
 func (p *proxy) listen(ctx context.Context, req *Request, reply Reply) {
@@ -166,13 +177,7 @@ func (p *proxy) resourceUpdated(uri string, params []byte) bool {
 // listsChanged tells each stream that opted in that its lists changed: the
 // server was quarantined, and listing now gets the quarantine's error.
 func (p *proxy) listsChanged() {
-	p.listeners.mu.Lock()
-	var ls []*listener
-	for _, l := range p.listeners.open {
-		ls = append(ls, l)
-	}
-	p.listeners.mu.Unlock()
-	for _, l := range ls {
+	for _, l := range p.listeners.all() {
 		for i, kind := range []string{"tools", "prompts", "resources"} {
 			if l.lists[i] {
 				p.writeNotification("notifications/"+kind+"/list_changed", withSubscription(nil, l.id))
@@ -183,13 +188,7 @@ func (p *proxy) listsChanged() {
 
 // closeListeners ends every stream gracefully: the run is ending.
 func (p *proxy) closeListeners() {
-	p.listeners.mu.Lock()
-	var ls []*listener
-	for _, l := range p.listeners.open {
-		ls = append(ls, l)
-	}
-	p.listeners.mu.Unlock()
-	for _, l := range ls {
+	for _, l := range p.listeners.all() {
 		res := []byte(`{"resultType":"complete","_meta":{"` + metaSubscriptionID + `":` + l.id.String() + `}}`)
 		l.end(&Response{Result: res, Final: true}, nil)
 	}

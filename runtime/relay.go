@@ -3,11 +3,9 @@ package runtime
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/mcp"
@@ -181,13 +179,7 @@ func (p *proxy) relayToModern(m *mcp.Message) {
 	}
 	st := &relayState{call: c, answer: make(chan *mcp.Message, 1)}
 	token := p.relays.park(st, p.opts.relayToken)
-	params := m.Params
-	if params != nil {
-		params = oneLine(params)
-		if find(params, "_meta") != nil {
-			params = rewriteObject(nil, params, isMeta, metaWithout(params))
-		}
-	}
+	params := clientParams(m.Params)
 	b := []byte(`{"resultType":"input_required","inputRequests":{`)
 	b = mcp.AppendQuoted(b, st.key)
 	b = append(b, `:{"method":`...)
@@ -199,20 +191,7 @@ func (p *proxy) relayToModern(m *mcp.Message) {
 	b = append(mcp.AppendQuoted(b, token), '}')
 	original(&Response{Result: b}, nil)
 
-	t := time.NewTimer(p.opts.RequestTimeout)
-	defer t.Stop()
-	select {
-	case resp := <-st.answer:
-		if resp.Error != nil {
-			_ = p.up.Respond(m.ID, nil, resp.Error)
-		} else {
-			_ = p.up.Respond(m.ID, oneLine(resp.Result), nil)
-		}
-	case <-t.C:
-		p.relays.take(token)
-		fail(codeTimeout, fmt.Sprintf("the client did not answer %s within %v", m.Method, p.opts.RequestTimeout))
-	case <-p.up.Done():
-	}
+	p.answerServer(m, st.answer, func() { p.relays.take(token) })
 }
 
 // redeem handles a 2026-07-28 client's retry that carries one of mcpform's

@@ -214,10 +214,7 @@ func (p *proxy) inputForLegacy(ctx context.Context, req *Request, params, result
 	var ms [16]member
 	for i, m := range members(ms[:0], find(result, "inputRequests")) {
 		method, _ := stringValue(find(m.Value, "method"))
-		asked := find(m.Value, "params")
-		if asked != nil {
-			asked = rewriteObject(nil, oneLine(asked), isMeta, metaWithout(asked))
-		}
+		asked := clientParams(find(m.Value, "params"))
 		_ = p.record(&audit.Record{Event: "server-request", Method: method, ID: req.ID.String(), Item: req.Item, Detail: "input_required"})
 		answer, err := p.Ask(ctx, method, asked, p.opts.RequestTimeout)
 		switch {

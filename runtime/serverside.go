@@ -173,30 +173,46 @@ func (p *proxy) relayServerRequest(m *mcp.Message) {
 		delete(p.srvTokens, token)
 		p.mu.Unlock()
 	}()
-	params := m.Params
-	if params != nil {
-		params = oneLine(params)
-		if find(params, "_meta") != nil {
-			params = rewriteObject(nil, params, isMeta, metaWithout(params))
-		}
-	}
 	b := pipe.GetLine()
-	*b = mcp.AppendRequest(*b, id, m.Method, params)
+	*b = mcp.AppendRequest(*b, id, m.Method, clientParams(m.Params))
 	p.write(*b)
 	pipe.PutLine(b)
+	p.answerServer(m, sr.ch, nil)
+}
+
+// answerServer answers the server's request m with the client's answer
+// when it comes on ch, or with a timeout error after RequestTimeout (when
+// expired, if set, runs first).
+func (p *proxy) answerServer(m *mcp.Message, ch <-chan *mcp.Message, expired func()) {
 	t := time.NewTimer(p.opts.RequestTimeout)
 	defer t.Stop()
 	select {
-	case resp := <-sr.ch:
+	case resp := <-ch:
 		if resp.Error != nil {
 			_ = p.up.Respond(m.ID, nil, resp.Error)
 		} else {
 			_ = p.up.Respond(m.ID, oneLine(resp.Result), nil)
 		}
 	case <-t.C:
+		if expired != nil {
+			expired()
+		}
 		_ = p.up.Respond(m.ID, nil, &mcp.RPCError{Code: codeTimeout, Message: fmt.Sprintf("the client did not answer %s within %v", m.Method, p.opts.RequestTimeout)})
 	case <-p.up.Done():
 	}
+}
+
+// clientParams returns a server request's params as the client gets them:
+// one line, without the envelope keys a server set in _meta.
+func clientParams(params []byte) []byte {
+	if params == nil {
+		return nil
+	}
+	params = oneLine(params)
+	if find(params, "_meta") != nil {
+		params = rewriteObject(nil, params, isMeta, metaWithout(params))
+	}
+	return params
 }
 
 // clientResponse delivers the client's answer to a server request the

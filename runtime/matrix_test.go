@@ -1,0 +1,239 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpform/mcpform/internal/npmtest"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+)
+
+// The matrix: the real inspector's CLI in each of its three eras (legacy,
+// modern, auto) gets the same answers through `mcpform run` as direct, for
+// the lists, every prompt, every static resource and a deterministic tool
+// of each server: the npm server-everything (locked legacy: it speaks no
+// 2026-07-28) and the Go SDK everything example locked in each era. Where a
+// direct run fails (server-everything to a client pinned to 2026-07-28),
+// the run through mcpform must still answer: it speaks the client's era to
+// the server's.
+func TestInspectorMatrix(t *testing.T) {
+	inspector := npmtest.Bin(t, "mcp-inspector")
+	everything := npmtest.Bin(t, "mcp-server-everything")
+	mcpform, _ := built(t)
+	goEverything := filepath.Join(t.TempDir(), "go-everything")
+	build := exec.Command("go", "build", "-o", goEverything, "github.com/modelcontextprotocol/go-sdk/examples/server/everything")
+	build.Dir = moduleRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build the Go SDK everything example: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	servers := []struct {
+		name string
+		argv []string
+		era  mcp.Era
+		tool []string // a deterministic call: name, then key=value arguments
+	}{
+		{"everything", []string{everything, "stdio"}, mcp.EraAuto, []string{"echo", "message=through mcpform"}},
+		{"go-legacy", []string{goEverything}, mcp.EraLegacy, []string{"greet", "name=mcpform"}},
+		{"go-modern", []string{goEverything}, mcp.EraModern, []string{"greet", "name=mcpform"}},
+	}
+	merged := &lock.File{Generator: "runtime matrix test", Servers: map[string]*lock.Entry{}}
+	for _, s := range servers {
+		path := filepath.Join(dir, s.name+".lock")
+		lockServer(t, path, s.name, s.argv, []string{"PATH"}, s.era)
+		lf, err := lock.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged.Servers[s.name] = lf.Servers[s.name]
+	}
+	lockPath := filepath.Join(dir, "mcp.lock")
+	if err := lock.Save(lockPath, merged); err != nil {
+		t.Fatal(err)
+	}
+	auditPath := filepath.Join(dir, "audit.jsonl")
+	compared := 0
+	for _, s := range servers {
+		e := merged.Servers[s.name]
+		var requests [][]string
+		for _, l := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
+			requests = append(requests, []string{"--method", l})
+		}
+		for _, p := range e.Prompts {
+			req := []string{"--method", "prompts/get", "--prompt-name", p.Key}
+			var decl struct {
+				Arguments []struct {
+					Name     string `json:"name"`
+					Required bool   `json:"required"`
+				} `json:"arguments"`
+			}
+			_ = json.Unmarshal(p.JSON, &decl)
+			var args []string
+			for _, a := range decl.Arguments {
+				if a.Required {
+					args = append(args, a.Name+"=x")
+				}
+			}
+			if len(args) > 0 {
+				req = append(append(req, "--prompt-args"), args...)
+			}
+			requests = append(requests, req)
+		}
+		for i, r := range e.Resources {
+			if i < 3 {
+				requests = append(requests, []string{"--method", "resources/read", "--uri", r.Key})
+			}
+		}
+		call := []string{"--method", "tools/call", "--tool-name", s.tool[0]}
+		for _, a := range s.tool[1:] {
+			call = append(call, "--tool-arg", a)
+		}
+		requests = append(requests, call)
+		for _, era := range []string{"legacy", "modern", "auto"} {
+			t.Run(s.name+"/"+era, func(t *testing.T) {
+				for _, req := range requests {
+					through, err := inspect(inspector, era, append([]string{mcpform, "run", "-lock", lockPath, "-audit", auditPath, s.name}, req...))
+					direct, derr := inspect(inspector, era, append(append([]string(nil), s.argv...), req...))
+					switch {
+					case err != nil && derr != nil:
+						continue // refused both ways (the server's own error)
+					case err != nil:
+						t.Errorf("%s through mcpform run: %v", strings.Join(req, " "), err)
+						continue
+					case derr != nil:
+						continue // the server does not speak this era: nothing to compare
+					}
+					if extra := lockedExtra(direct, through); len(extra) > 0 {
+						// server-everything offers sampling and elicitation
+						// tools only to clients that declare those; the lock
+						// holds what was reviewed, whoever asks.
+						t.Logf("%s: not in both: %v", strings.Join(req, " "), extra)
+					}
+					if !reflect.DeepEqual(comparable(direct), comparable(through)) {
+						t.Errorf("%s: through mcpform run\n%.1500s\ndirect\n%.1500s", strings.Join(req, " "), mustJSON(comparable(through)), mustJSON(comparable(direct)))
+					}
+					compared++
+				}
+			})
+		}
+	}
+	if compared < 30 {
+		t.Errorf("only %d answers were compared with direct ones: the matrix shows little", compared)
+	}
+	t.Logf("%d answers equal direct and through mcpform run", compared)
+}
+
+// inspect runs the inspector's CLI in era against the server command line
+// (then the method's flags) and returns the result it printed.
+func inspect(inspector, era string, args []string) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, inspector, append([]string{"--cli", "--protocol-era", era}, args...)...)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%v: %.500s", err, out)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(out[strings.IndexByte(string(out), '{'):], &res); err != nil {
+		return nil, fmt.Errorf("not one JSON result: %v: %.500s", err, out)
+	}
+	if _, failed := res["error"]; failed && len(res) == 1 {
+		return nil, fmt.Errorf("%.500s", out)
+	}
+	return res, nil
+}
+
+// comparable is a result without what an era adds (resultType, cache hints,
+// _meta) or a list's paging, its lists in the lock's order (by name or
+// URI): what both must carry the same.
+func comparable(res map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range res {
+		switch k {
+		case "resultType", "ttlMs", "cacheScope", "_meta", "nextCursor":
+		case "tools", "prompts", "resources", "resourceTemplates":
+			list, _ := v.([]any)
+			list = append([]any(nil), list...)
+			for i, it := range list {
+				if m, ok := it.(map[string]any); ok && m["execution"] != nil {
+					// The 2026-07-28 encoding has no execution: a client of
+					// that era drops it (auto: direct falls back to legacy
+					// with server-everything, through run it does not).
+					c := map[string]any{}
+					for k, v := range m {
+						if k != "execution" {
+							c[k] = v
+						}
+					}
+					list[i] = c
+				}
+			}
+			sort.Slice(list, func(i, j int) bool { return itemKey(list[i]) < itemKey(list[j]) })
+			out[k] = list
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// lockedExtra keeps in both lists only the items both have, and returns
+// the keys of the others: server-everything offers its sampling and
+// elicitation tools only to clients that declare those capabilities, while
+// the lock holds what was reviewed whoever asks (more, or fewer, than a
+// given client would get direct).
+func lockedExtra(direct, through map[string]any) []string {
+	var extra []string
+	for _, k := range []string{"tools", "prompts", "resources", "resourceTemplates"} {
+		dl, _ := direct[k].([]any)
+		tl, _ := through[k].([]any)
+		if dl == nil && tl == nil {
+			continue
+		}
+		in := func(list []any) map[string]bool {
+			m := map[string]bool{}
+			for _, it := range list {
+				m[itemKey(it)] = true
+			}
+			return m
+		}
+		dk, tk := in(dl), in(tl)
+		both := func(list []any, other map[string]bool, side string) []any {
+			kept := list[:0:0]
+			for _, it := range list {
+				if other[itemKey(it)] {
+					kept = append(kept, it)
+				} else {
+					extra = append(extra, side+" "+strings.ReplaceAll(itemKey(it), "\x00", " "))
+				}
+			}
+			return kept
+		}
+		direct[k], through[k] = both(dl, tk, "direct only:"), both(tl, dk, "locked only:")
+	}
+	return extra
+}
+
+func itemKey(v any) string {
+	m, _ := v.(map[string]any)
+	for _, k := range []string{"name", "uri", "uriTemplate"} {
+		if s, ok := m[k].(string); ok {
+			return k + "\x00" + s
+		}
+	}
+	return ""
+}
+
+func mustJSON(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}

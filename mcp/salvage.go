@@ -21,12 +21,16 @@ func AnswerIDs(head, tail []byte) []ID {
 	i := skipSpace(head, 0)
 	switch {
 	case i < len(head) && head[i] == '{':
-		if raw := topLevelID(head, i); raw != nil {
+		raw, request := topLevelID(head, i)
+		if request {
+			return nil // a request's id is the server's own, not an answer's
+		}
+		if raw != nil {
 			add(raw)
 		}
 	case i < len(head) && head[i] == '[':
 		for j := skipSpace(head, i+1); j < len(head) && head[j] == '{' && len(ids) < maxAnswerIDs; {
-			if raw := topLevelID(head, j); raw != nil {
+			if raw, request := topLevelID(head, j); raw != nil && !request {
 				add(raw)
 			}
 			end, ok := skipJSON(head, j)
@@ -54,36 +58,40 @@ const maxAnswerIDs = 64
 // lastID is an "id" member that ends an object that ends the line.
 var lastID = regexp.MustCompile(`[{,][ \t]*"id"[ \t]*:[ \t]*(-?[0-9]{1,20}|"(?:[^"\\\x00-\x1f]|\\.){0,256}")[ \t]*\}[ \t\r]*$`)
 
-// topLevelID walks the members of the object at b[i] ('{') and returns the
-// raw value of its "id" member, nil when the members stop being well-formed
-// (or the bytes end) before one is found.
-func topLevelID(b []byte, i int) []byte {
+// topLevelID walks the members of the object at b[i] ('{') and returns
+// the raw value of its "id" member, as far as the members are well-formed
+// (nil when none is found before they stop), and whether the object has a
+// "method" member among them: then it is a request, whose id is no answer's.
+func topLevelID(b []byte, i int) (id []byte, request bool) {
 	j := skipSpace(b, i+1)
 	for j < len(b) && b[j] == '"' {
 		keyEnd, ok := skipJSON(b, j)
 		if !ok {
-			return nil
+			return id, false
 		}
 		key := b[j:keyEnd]
 		j = skipSpace(b, keyEnd)
 		if j >= len(b) || b[j] != ':' {
-			return nil
+			return id, false
 		}
 		j = skipSpace(b, j+1)
 		valEnd, ok := skipJSON(b, j)
 		if !ok {
-			return nil
+			return id, false
 		}
-		if string(key) == `"id"` {
-			return b[j:valEnd]
+		switch string(key) {
+		case `"id"`:
+			id = b[j:valEnd]
+		case `"method"`:
+			return nil, true
 		}
 		j = skipSpace(b, valEnd)
 		if j >= len(b) || b[j] != ',' {
-			return nil
+			return id, false
 		}
 		j = skipSpace(b, j+1)
 	}
-	return nil
+	return id, false
 }
 
 // skipJSON returns the end of the JSON value at b[i], and false when b ends

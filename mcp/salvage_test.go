@@ -24,6 +24,9 @@ func TestAnswerIDs(t *testing.T) {
 		{"not an object", `garbage "id":3`, `garbage "id":3`, nil},
 		{"id that is not an id", `{"id":{"a":1}}`, "", nil},
 		{"empty", "", "", nil},
+		{"a server request, refused", `{"jsonrpc":"2.0","id":3,"method":"roots/list","params":{},"params":{}}`, `"params":{},"id":3}`, nil},
+		{"a server request, id first and method last", `{"id":3,"jsonrpc":"2.0","method":"x","a":[}`, "", nil},
+		{"a batch of a request and an answer", `[{"id":1,"method":"ping"},{"id":2,"result":{}}]`, "", []ID{"2"}},
 	} {
 		if got := AnswerIDs([]byte(c.head), []byte(c.tail)); !slices.Equal(got, c.want) {
 			t.Errorf("%s: AnswerIDs = %q, want %q", c.name, got, c.want)

@@ -76,11 +76,17 @@ type taskTable struct {
 // methods are then refused).
 const maxTasks = 4096
 
+// add records task id as tool's. An id already recorded keeps its first
+// tool: a server that answers a later call with a task id it used before
+// must not relabel a source's task as another tool's.
 func (t *taskTable) add(id, tool string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.byID == nil {
 		t.byID = map[string]string{}
+	}
+	if _, ok := t.byID[id]; ok {
+		return
 	}
 	if len(t.byID) >= maxTasks {
 		for k := range t.byID { // any one: a run that made 4,096 tasks is past caring which

@@ -174,6 +174,7 @@ type proxy struct {
 	state     serverState
 	startDone chan struct{}
 	ending    atomic.Bool
+	lastInfo  atomic.Pointer[string] // the informational drift last reported
 	verifyMu  sync.Mutex
 	verifying bool
 	dirty     [4]bool

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
@@ -33,7 +34,14 @@ const relayPrefix = "mcpform-relay-"
 // request parks it (answered with input_required), then nil until the retry
 // attaches its own; an answer that comes meanwhile waits in answer.
 type relayCall struct {
-	method string
+	// method, item and args (the arguments' digest) are the call's: a
+	// retry must repeat them, so that what the links after enforce (the
+	// taint gate) saw of the retry is what the server answered.
+	method, item, args string
+	// cancel cancels the call upstream (the original request's context,
+	// which the pending call still watches): a retry that is cancelled
+	// cancels the call it continues.
+	cancel func()
 
 	mu       sync.Mutex
 	reply    Reply
@@ -198,7 +206,7 @@ func (p *proxy) relayToModern(m *mcp.Message) {
 // requestState tokens: the answer in inputResponses goes to the server's
 // parked request, and the retry gets the call's outcome. It reports false
 // for a request that carries no such token.
-func (p *proxy) redeem(req *Request, reply Reply) bool {
+func (p *proxy) redeem(ctx context.Context, req *Request, reply Reply) bool {
 	token, ok := stringValue(find(req.Params, "requestState"))
 	if !ok || !strings.HasPrefix(token, relayPrefix) {
 		return false
@@ -211,9 +219,9 @@ func (p *proxy) redeem(req *Request, reply Reply) bool {
 	case st == nil:
 		reply(rpcError(mcp.CodeInvalidParams, "requestState is not one mcpform issued in this run, or was used already"), nil)
 		return true
-	case st.call.method != req.Method:
-		st.answer <- &mcp.Message{Error: &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the client retried another method"}}
-		reply(rpcError(mcp.CodeInvalidParams, "requestState belongs to a "+st.call.method+" call"), nil)
+	case st.call.method != req.Method || st.call.item != req.Item || st.call.args != argsDigest(req.Arguments):
+		st.answer <- &mcp.Message{Error: &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the client retried another call"}}
+		reply(rpcError(mcp.CodeInvalidParams, "requestState belongs to another call: a retry repeats the call's method, name and arguments"), nil)
 		return true
 	}
 	if answer := find(find(req.Params, "inputResponses"), st.key); answer != nil && answer[0] == '{' {
@@ -222,5 +230,8 @@ func (p *proxy) redeem(req *Request, reply Reply) bool {
 		st.answer <- &mcp.Message{Error: &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the client did not answer the request"}}
 	}
 	st.call.attach(reply)
+	if st.call.cancel != nil {
+		context.AfterFunc(ctx, st.call.cancel)
+	}
 	return true
 }

@@ -141,7 +141,7 @@ func (p *proxy) local(req *Request) *Response {
 // answer is handled on the goroutine that reads the server.
 func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 	if !p.modernUp {
-		if p.redeem(req, reply) {
+		if p.redeem(ctx, req, reply) {
 			return // a retry that carries a server request's answer, or a refused token
 		}
 	}
@@ -149,7 +149,10 @@ func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 		if relayable[req.Method] {
 			// A server request during this call reaches the client in
 			// its result (relay.go).
-			c := &relayCall{method: req.Method, reply: reply}
+			c := &relayCall{method: req.Method, item: req.Item, args: argsDigest(req.Arguments), reply: reply}
+			if call, ok := ctx.(*upstream.Call); ok {
+				c.cancel = call.Cancel
+			}
 			p.relays.add(c)
 			reply = func(resp *Response, err error) {
 				p.relays.remove(c)
@@ -165,8 +168,12 @@ func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 var relayable = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
 // maxInputRounds bounds how often a 2026-07-28 server may ask a legacy
-// client for input within one call.
-const maxInputRounds = 8
+// client for input within one call, maxInputRequests how much at once:
+// each is a question to the user.
+const (
+	maxInputRounds   = 8
+	maxInputRequests = 16
+)
 
 // send sends req upstream with params (the client's, or a retry's with the
 // client's input responses), round the retries so far.
@@ -212,7 +219,12 @@ func (p *proxy) inputForLegacy(ctx context.Context, req *Request, params, result
 	result = oneLine(result)
 	responses := []byte(`"inputResponses":{`)
 	var ms [16]member
-	for i, m := range members(ms[:0], find(result, "inputRequests")) {
+	asks := members(ms[:0], find(result, "inputRequests"))
+	if len(asks) > maxInputRequests {
+		reply(rpcError(mcp.CodeInternalError, fmt.Sprintf("the server asked for %d inputs at once: mcpform relays at most %d a round", len(asks), maxInputRequests)), nil)
+		return
+	}
+	for i, m := range asks {
 		method, _ := stringValue(find(m.Value, "method"))
 		asked := clientParams(find(m.Value, "params"))
 		_ = p.record(&audit.Record{Event: "server-request", Method: method, ID: req.ID.String(), Item: req.Item, Detail: "input_required"})

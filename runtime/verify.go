@@ -291,9 +291,15 @@ func (p *proxy) compare(s *mcp.Surface, when string) {
 		}
 	}
 	if len(info) > 0 {
-		msg := fmt.Sprintf("informational drift %s (the client still sees the locked values): %s", when, strings.Join(info, ", "))
-		p.logf("%s", msg)
-		_ = p.record(&audit.Record{Event: "drift", Outcome: "informational", Detail: msg})
+		// Said once for as long as it stays the same: a server that
+		// announces list_changed in a loop must not flood stderr and the
+		// audit log with the same account.
+		what := strings.Join(info, ", ")
+		if prev := p.lastInfo.Swap(&what); prev == nil || *prev != what {
+			msg := fmt.Sprintf("informational drift %s (the client still sees the locked values): %s", when, what)
+			p.warnf("%s", msg)
+			_ = p.record(&audit.Record{Event: "drift", Outcome: "informational", Detail: msg})
+		}
 	}
 	if len(def) > 0 {
 		_ = p.record(&audit.Record{Event: "drift", Outcome: "definitional", Detail: strings.Join(def, ", ")})

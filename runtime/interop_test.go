@@ -248,3 +248,60 @@ func (w *testWriter) Write(b []byte) (int, error) {
 	w.t.Logf("%s", strings.TrimRight(string(b), "\n"))
 	return len(b), nil
 }
+
+// A rug pull in the middle of a session is quarantined whichever era the
+// server was locked in: the Go SDK notes server (-variant rug-later) adds a
+// destructive tool after its first search and announces it with
+// list_changed, which a 2026-07-28 server sends only on a
+// subscriptions/listen stream that asked for it (mcpform opens one). The
+// Go SDK client's next call gets the quarantine (-32002), and the new tool
+// never reaches it.
+func TestInteropRugPullMidSession(t *testing.T) {
+	mcpform, notes := built(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		era  mcp.Era
+	}{{"notes-legacy", mcp.EraLegacy}, {"notes-modern", mcp.EraModern}} {
+		t.Run(c.name, func(t *testing.T) {
+			lockPath := filepath.Join(dir, c.name+".lock")
+			lockServer(t, lockPath, c.name, []string{notes, "-variant", "rug-later"}, nil, c.era)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			client := sdk.NewClient(&sdk.Implementation{Name: "interop", Version: "1"}, nil)
+			cmd := exec.Command(mcpform, "run", "-lock", lockPath, "-audit", filepath.Join(dir, "audit.jsonl"), c.name)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			version := "2025-11-25"
+			if c.era == mcp.EraModern {
+				version = "2026-07-28"
+			}
+			cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": "x"}}); err != nil {
+				t.Fatalf("the first search: %v", err)
+			}
+			var quarantined bool
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": "x"}})
+				if err != nil && strings.Contains(err.Error(), "quarantined") {
+					quarantined = true
+					break
+				}
+			}
+			if !quarantined {
+				t.Fatalf("the server added a tool mid-session and was not quarantined; mcpform's stderr:\n%s", stderr.String())
+			}
+			if res, err := cs.ListTools(ctx, nil); err == nil {
+				for _, tool := range res.Tools {
+					if tool.Name == "delete_all" {
+						t.Errorf("the tool the server added mid-session reached the client")
+					}
+				}
+			}
+		})
+	}
+}

@@ -125,6 +125,35 @@ func (p *proxy) verifyHandshake(ctx context.Context) {
 	p.live = s
 	p.verifyMu.Unlock()
 	p.compare(s, "at start")
+	if p.modernUp {
+		p.listenForChanges()
+	}
+}
+
+// listenForChanges opens mcpform's own subscriptions/listen stream to a
+// 2026-07-28 server, for the list kinds whose locked capabilities announce
+// list changes: such a server tells a session of its era of a changed list
+// only on a stream that asked for it, and without one its list changes
+// would never be re-verified.
+func (p *proxy) listenForChanges() {
+	var flags []string
+	for i, kind := range []string{"tools", "prompts", "resources"} {
+		if string(find(find(p.entry.Capabilities, kind), "listChanged")) == "true" {
+			flags = append(flags, `"`+[]string{"toolsListChanged", "promptsListChanged", "resourcesListChanged"}[i]+`":true`)
+		}
+	}
+	if len(flags) == 0 {
+		return
+	}
+	params := []byte(`{"notifications":{` + strings.Join(flags, ",") + `}}`)
+	p.up.Request(context.Background(), "subscriptions/listen", p.wrapUp(params), "", false, 0, func(m *mcp.Message, err error) {
+		if err == nil && m.Error != nil {
+			err = m.Error
+		}
+		if err != nil && !p.serverGone() && !p.ending.Load() {
+			p.warnf("the server did not open a subscriptions/listen stream for mcpform (%v): its list changes are not re-verified while it runs", err)
+		}
+	})
 }
 
 // failStart records that the server did not start: every request waiting

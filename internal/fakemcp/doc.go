@@ -91,7 +91,8 @@
 // prompts/get with no messages, resources/read with the text "contents" at
 // the URI asked for, completion/complete with the value "a", and
 // resources/subscribe, resources/unsubscribe and logging/setLevel; without,
-// those get -32601. In the 2026-07-28 era it refuses a request without
+// those get -32601. In the 2026-07-28 era it acknowledges a
+// subscriptions/listen and keeps it open (no answer). In the 2026-07-28 era it refuses a request without
 // _meta["io.modelcontextprotocol/protocolVersion"] (-32602) or with a
 // version it does not list (-32022), and adds resultType and serverInfo in
 // _meta to its results, and ttlMs and cacheScope to server/discover's, the

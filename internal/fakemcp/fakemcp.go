@@ -451,6 +451,13 @@ func (s *server) answer(m *message, id json.RawMessage, mb *Misbehaviour) {
 	}
 	var p map[string]json.RawMessage
 	json.Unmarshal(m.Params, &p)
+	if modern && m.Method == "subscriptions/listen" {
+		// A 2026-07-28 stream: acknowledged, and answered only when it
+		// ends (here never: the server ends with its input).
+		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+			"params": map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": id}, "notifications": p["notifications"]}})
+		return
+	}
 	res := map[string]any{}
 	switch m.Method {
 	case "server/discover":

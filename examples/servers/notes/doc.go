@@ -6,4 +6,8 @@
 // Flags let a test change the surface the way a server release would:
 // -variant rug reworded the description of add_note into an instruction,
 // -variant v2 adds a required argument and a new destructive tool.
+// -variant rug-later serves v1, and adds a destructive tool after its first
+// search: a rug pull in the middle of a session, announced with
+// list_changed (on a 2026-07-28 session, only on a subscriptions/listen
+// stream that asked for it).
 package main

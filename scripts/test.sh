@@ -32,6 +32,14 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './testdata/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change these files: run gofmt -w on them and commit the result:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+
 echo "== staticcheck"
 # Pinned, so a new release cannot fail a commit that passed: 2026.2.2, the
 # newest release, which supports Go 1.26. go run builds it from the module

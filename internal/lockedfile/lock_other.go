@@ -1,4 +1,4 @@
-//go:build !unix && !windows || aix
+//go:build (!unix && !windows) || aix
 
 package lockedfile
 

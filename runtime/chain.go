@@ -36,10 +36,10 @@ type Request struct {
 	// logLevel is a 2026-07-28 request's io.modelcontextprotocol/logLevel
 	// (a JSON string), nil when absent: the log messages it asks for.
 	logLevel []byte
-	// relayRetry is set when the request carries one of mcpform's relay
-	// tokens as its requestState (relay.go): a retry, which the terminal
-	// handler redeems or refuses, and never sends upstream.
-	relayRetry bool
+	// relayToken is the requestState of a retry that carries one of
+	// mcpform's relay tokens (relay.go), read once here: the terminal
+	// handler redeems or refuses it, and never sends it upstream.
+	relayToken string
 }
 
 // Client is the client a request came from, as a link may need it while

@@ -621,11 +621,13 @@ func (p *proxy) newRequest(msg *mcp.Message) (*Request, *mcp.RPCError) {
 			}
 		}
 	}
+	if !p.modernUp && relayable[msg.Method] {
+		if rs, ok := stringValue(find(msg.Params, "requestState")); ok && strings.HasPrefix(rs, relayPrefix) {
+			req.relayToken = rs
+		}
+	}
 	switch msg.Method {
 	case "tools/call", "prompts/get":
-		if rs, ok := stringValue(find(msg.Params, "requestState")); ok && strings.HasPrefix(rs, relayPrefix) && !p.modernUp {
-			req.relayRetry = true
-		}
 		req.Kind = lock.Tools
 		if msg.Method == "prompts/get" {
 			req.Kind = lock.Prompts

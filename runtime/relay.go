@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/mcpform/mcpform/internal/mutation"
@@ -202,16 +201,15 @@ func (p *proxy) relayToModern(m *mcp.Message) {
 	p.answerServer(m, st.answer, func() { p.relays.take(token) })
 }
 
-// redeem handles a 2026-07-28 client's retry that carries one of mcpform's
-// requestState tokens: the answer in inputResponses goes to the server's
+// redeem handles a retry that carries one of mcpform's requestState tokens
+// (Request.relayToken): the answer in inputResponses goes to the server's
 // parked request, and the retry gets the call's outcome. It reports false
 // for a request that carries no such token.
 func (p *proxy) redeem(ctx context.Context, req *Request, reply Reply) bool {
-	token, ok := stringValue(find(req.Params, "requestState"))
-	if !ok || !strings.HasPrefix(token, relayPrefix) {
+	if req.relayToken == "" {
 		return false
 	}
-	st := p.relays.take(token)
+	st := p.relays.take(req.relayToken)
 	if st == nil && mutation.Off("relaytokens") {
 		return false // as if the token were no one's: the retry goes upstream
 	}

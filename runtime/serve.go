@@ -140,24 +140,20 @@ func (p *proxy) local(req *Request) *Response {
 // forward sends the request to the server under the proxy's own id; the
 // answer is handled on the goroutine that reads the server.
 func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
-	if !p.modernUp {
-		if p.redeem(ctx, req, reply) {
-			return // a retry that carries a server request's answer, or a refused token
-		}
+	if p.redeem(ctx, req, reply) {
+		return // a retry that carries a server request's answer, or a refused token
 	}
-	if !p.modernUp && req.Modern {
-		if relayable[req.Method] {
-			// A server request during this call reaches the client in
-			// its result (relay.go).
-			c := &relayCall{method: req.Method, item: req.Item, args: argsDigest(req.Arguments), reply: reply}
-			if call, ok := ctx.(*upstream.Call); ok {
-				c.cancel = call.Cancel
-			}
-			p.relays.add(c)
-			reply = func(resp *Response, err error) {
-				p.relays.remove(c)
-				c.deliver(resp, err)
-			}
+	if !p.modernUp && req.Modern && relayable[req.Method] {
+		// A server request during this call reaches the client in its
+		// result (relay.go).
+		c := &relayCall{method: req.Method, item: req.Item, args: argsDigest(req.Arguments), reply: reply}
+		if call, ok := ctx.(*upstream.Call); ok {
+			c.cancel = call.Cancel
+		}
+		p.relays.add(c)
+		reply = func(resp *Response, err error) {
+			p.relays.remove(c)
+			c.deliver(resp, err)
 		}
 	}
 	p.send(ctx, req, req.Params, 0, reply)

@@ -117,7 +117,7 @@ func (g *taintGate) source(req *Request) (string, bool) {
 // again: the call it continues was admitted when it was sent, and a retry
 // whose token mcpform did not issue is refused before it reaches the server.
 func (g *taintGate) sink(req *Request) bool {
-	return req.Method == "tools/call" && req.HasItem && slices.Contains(g.sinks, req.Item) && !req.relayRetry
+	return req.Method == "tools/call" && req.HasItem && slices.Contains(g.sinks, req.Item) && req.relayToken == ""
 }
 
 func (g *taintGate) wrap(next Handler) Handler {

@@ -68,9 +68,9 @@ type buildError struct {
 
 func (e *buildError) Error() string { return "go build " + e.pkg + ": " + e.err.Error() + "\n" + e.out }
 
-// lockServer probes a real server in era and writes a lock holding it as
-// name, as plan and apply would.
-func lockServer(t *testing.T, path, name string, argv, env []string, era mcp.Era) {
+// lockedEntry probes a real server in era and returns the entry plan and
+// apply would lock it as.
+func lockedEntry(t *testing.T, name string, argv, env []string, era mcp.Era) *lock.Entry {
 	t.Helper()
 	s, err := mcp.Probe(context.Background(), mcp.ServerSpec{Name: name, Command: argv, Env: env, Era: era, Timeout: 60 * time.Second})
 	if err != nil {
@@ -81,9 +81,21 @@ func lockServer(t *testing.T, path, name string, argv, env []string, era mcp.Era
 		t.Fatal(err)
 	}
 	e.Command, e.EnvPassthrough = argv, env
-	if err := lock.Save(path, &lock.File{Generator: "runtime interop test", Servers: map[string]*lock.Entry{name: e}}); err != nil {
+	return e
+}
+
+// saveLock writes a lock holding entries, by name.
+func saveLock(t *testing.T, path string, entries map[string]*lock.Entry) {
+	t.Helper()
+	if err := lock.Save(path, &lock.File{Generator: "runtime interop test", Servers: entries}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// lockServer writes a lock holding one real server, probed in era.
+func lockServer(t *testing.T, path, name string, argv, env []string, era mcp.Era) {
+	t.Helper()
+	saveLock(t, path, map[string]*lock.Entry{name: lockedEntry(t, name, argv, env, era)})
 }
 
 func TestInteropInspector(t *testing.T) {
@@ -95,23 +107,13 @@ func TestInteropInspector(t *testing.T) {
 	auditPath := filepath.Join(dir, "audit.jsonl")
 	// One lock, three servers: the npm server (legacy), and the Go SDK
 	// server locked once in each era.
-	lockServer(t, filepath.Join(dir, "a.lock"), "everything", []string{everything, "stdio"}, []string{"PATH"}, mcp.EraAuto)
-	lockServer(t, filepath.Join(dir, "b.lock"), "notes-legacy", []string{notes}, nil, mcp.EraLegacy)
-	lockServer(t, filepath.Join(dir, "c.lock"), "notes-modern", []string{notes}, nil, mcp.EraModern)
-	merged := &lock.File{Generator: "runtime interop test", Servers: map[string]*lock.Entry{}}
-	for _, f := range []string{"a.lock", "b.lock", "c.lock"} {
-		lf, err := lock.Load(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for n, e := range lf.Servers {
-			merged.Servers[n] = e
-		}
+	merged := map[string]*lock.Entry{
+		"everything":   lockedEntry(t, "everything", []string{everything, "stdio"}, []string{"PATH"}, mcp.EraAuto),
+		"notes-legacy": lockedEntry(t, "notes-legacy", []string{notes}, nil, mcp.EraLegacy),
+		"notes-modern": lockedEntry(t, "notes-modern", []string{notes}, nil, mcp.EraModern),
 	}
-	if err := lock.Save(lockPath, merged); err != nil {
-		t.Fatal(err)
-	}
-	if !merged.Servers["notes-modern"].Modern() || merged.Servers["notes-legacy"].Modern() {
+	saveLock(t, lockPath, merged)
+	if !merged["notes-modern"].Modern() || merged["notes-legacy"].Modern() {
 		t.Fatal("the notes server was not locked in both eras")
 	}
 
@@ -187,25 +189,17 @@ func TestInteropInputRequests(t *testing.T) {
 		t.Fatalf("go build ./examples/servers/confirm: %v\n%s", err, out)
 	}
 	dir := t.TempDir()
-	merged := &lock.File{Generator: "runtime interop test", Servers: map[string]*lock.Entry{}}
+	merged := map[string]*lock.Entry{}
 	for _, c := range []struct {
 		name string
 		era  mcp.Era
 	}{{"confirm-legacy", mcp.EraLegacy}, {"confirm-modern", mcp.EraModern}} {
-		path := filepath.Join(dir, c.name+".lock")
-		lockServer(t, path, c.name, []string{confirm}, nil, c.era)
-		lf, err := lock.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := lf.Servers[c.name]
+		e := lockedEntry(t, c.name, []string{confirm}, nil, c.era)
 		e.Mcpform = &lock.Settings{ClientCapabilities: json.RawMessage(`{"elicitation":{}}`)}
-		merged.Servers[c.name] = e
+		merged[c.name] = e
 	}
 	lockPath := filepath.Join(dir, "mcp.lock")
-	if err := lock.Save(lockPath, merged); err != nil {
-		t.Fatal(err)
-	}
+	saveLock(t, lockPath, merged)
 	for _, server := range []string{"confirm-legacy", "confirm-modern"} {
 		for _, version := range []string{"2025-11-25", "2026-07-28"} {
 			t.Run(server+"/"+version+"-client", func(t *testing.T) {

@@ -46,24 +46,16 @@ func TestInspectorMatrix(t *testing.T) {
 		{"go-legacy", []string{goEverything}, mcp.EraLegacy, []string{"greet", "name=mcpform"}},
 		{"go-modern", []string{goEverything}, mcp.EraModern, []string{"greet", "name=mcpform"}},
 	}
-	merged := &lock.File{Generator: "runtime matrix test", Servers: map[string]*lock.Entry{}}
+	merged := map[string]*lock.Entry{}
 	for _, s := range servers {
-		path := filepath.Join(dir, s.name+".lock")
-		lockServer(t, path, s.name, s.argv, []string{"PATH"}, s.era)
-		lf, err := lock.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		merged.Servers[s.name] = lf.Servers[s.name]
+		merged[s.name] = lockedEntry(t, s.name, s.argv, []string{"PATH"}, s.era)
 	}
 	lockPath := filepath.Join(dir, "mcp.lock")
-	if err := lock.Save(lockPath, merged); err != nil {
-		t.Fatal(err)
-	}
+	saveLock(t, lockPath, merged)
 	auditPath := filepath.Join(dir, "audit.jsonl")
 	compared := 0
 	for _, s := range servers {
-		e := merged.Servers[s.name]
+		e := merged[s.name]
 		var requests [][]string
 		for _, l := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
 			requests = append(requests, []string{"--method", l})

@@ -37,5 +37,8 @@ func holdLock() {
 		}
 	}
 	time.Sleep(time.Second)
+	// Closed here, not by d's finalizer: d is otherwise unused after the
+	// flock, and a collection could close it (releasing the lock) early.
+	d.Close()
 	fmt.Println("holdlock: released")
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/mcp"
@@ -89,10 +91,25 @@ func (c *relayCall) attach(reply Reply) {
 }
 
 // relayState is one server request parked in an input_required result.
+// Whoever takes it from relays (the client's retry, or the timer when none
+// comes in time) answers the server's request, once.
 type relayState struct {
-	call   *relayCall
-	key    string
-	answer chan *mcp.Message // the client's inputResponses entry, or an error
+	call    *relayCall
+	key     string
+	request *mcp.Message
+	token   string      // set by park, under relays.mu
+	timer   *time.Timer // set by park, under relays.mu
+}
+
+// answer answers the server's parked request: with result, or rpcErr. The
+// answer is written before the retry's own reply, so the server has it
+// even when the client leaves right after.
+func (st *relayState) answer(p *proxy, result []byte, rpcErr *mcp.RPCError) {
+	st.timer.Stop()
+	if result != nil {
+		result = oneLine(result)
+	}
+	_ = p.up.Respond(st.request.ID, result, rpcErr)
 }
 
 // relays are a run's calls in flight that a server request may be carried
@@ -131,8 +148,9 @@ func (r *relays) oldest() *relayCall {
 	return r.calls[0]
 }
 
-// park registers a parked request and returns its token and key.
-func (r *relays) park(st *relayState, newToken func() string) (token string) {
+// park registers a parked request and returns its token (st.key is its
+// key); expired runs if no one takes it within timeout.
+func (r *relays) park(st *relayState, newToken func() string, timeout time.Duration, expired func()) (token string) {
 	if newToken != nil {
 		token = newToken()
 	} else {
@@ -146,7 +164,19 @@ func (r *relays) park(st *relayState, newToken func() string) (token string) {
 	}
 	r.next++
 	st.key = "mcpform-" + strconv.FormatInt(r.next, 10)
+	st.token = token
 	r.states[token] = st
+	st.timer = time.AfterFunc(timeout, func() {
+		r.mu.Lock()
+		mine := r.states[st.token] == st
+		if mine {
+			delete(r.states, st.token)
+		}
+		r.mu.Unlock()
+		if mine {
+			expired()
+		}
+	})
 	r.mu.Unlock()
 	return token
 }
@@ -184,8 +214,10 @@ func (p *proxy) relayToModern(m *mcp.Message) {
 		fail(mcp.CodeInternalError, "mcpform cannot write its audit log")
 		return
 	}
-	st := &relayState{call: c, answer: make(chan *mcp.Message, 1)}
-	token := p.relays.park(st, p.opts.relayToken)
+	st := &relayState{call: c, request: m}
+	token := p.relays.park(st, p.opts.relayToken, p.opts.RequestTimeout, func() {
+		fail(codeTimeout, fmt.Sprintf("the client did not answer %s within %v", m.Method, p.opts.RequestTimeout))
+	})
 	params := clientParams(m.Params)
 	b := []byte(`{"resultType":"input_required","inputRequests":{`)
 	b = mcp.AppendQuoted(b, st.key)
@@ -197,8 +229,6 @@ func (p *proxy) relayToModern(m *mcp.Message) {
 	b = append(b, `}},"requestState":`...)
 	b = append(mcp.AppendQuoted(b, token), '}')
 	original(&Response{Result: b}, nil)
-
-	p.answerServer(m, st.answer, func() { p.relays.take(token) })
 }
 
 // redeem handles a retry that carries one of mcpform's requestState tokens
@@ -218,14 +248,14 @@ func (p *proxy) redeem(ctx context.Context, req *Request, reply Reply) bool {
 		reply(rpcError(mcp.CodeInvalidParams, "requestState is not one mcpform issued in this run, or was used already"), nil)
 		return true
 	case st.call.method != req.Method || st.call.item != req.Item || st.call.args != argsDigest(req.Arguments):
-		st.answer <- &mcp.Message{Error: &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the client retried another call"}}
+		st.answer(p, nil, &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the client retried another call"})
 		reply(rpcError(mcp.CodeInvalidParams, "requestState belongs to another call: a retry repeats the call's method, name and arguments"), nil)
 		return true
 	}
 	if answer := find(find(req.Params, "inputResponses"), st.key); answer != nil && answer[0] == '{' {
-		st.answer <- &mcp.Message{Result: answer}
+		st.answer(p, answer, nil)
 	} else {
-		st.answer <- &mcp.Message{Error: &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the client did not answer the request"}}
+		st.answer(p, nil, &mcp.RPCError{Code: mcp.CodeInternalError, Message: "the client did not answer the request"})
 	}
 	st.call.attach(reply)
 	if st.call.cancel != nil {

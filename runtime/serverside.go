@@ -177,13 +177,12 @@ func (p *proxy) relayServerRequest(m *mcp.Message) {
 	*b = mcp.AppendRequest(*b, id, m.Method, clientParams(m.Params))
 	p.write(*b)
 	pipe.PutLine(b)
-	p.answerServer(m, sr.ch, nil)
+	p.answerServer(m, sr.ch)
 }
 
 // answerServer answers the server's request m with the client's answer
-// when it comes on ch, or with a timeout error after RequestTimeout (when
-// expired, if set, runs first).
-func (p *proxy) answerServer(m *mcp.Message, ch <-chan *mcp.Message, expired func()) {
+// when it comes on ch, or with a timeout error after RequestTimeout.
+func (p *proxy) answerServer(m *mcp.Message, ch <-chan *mcp.Message) {
 	t := time.NewTimer(p.opts.RequestTimeout)
 	defer t.Stop()
 	select {
@@ -194,9 +193,6 @@ func (p *proxy) answerServer(m *mcp.Message, ch <-chan *mcp.Message, expired fun
 			_ = p.up.Respond(m.ID, oneLine(resp.Result), nil)
 		}
 	case <-t.C:
-		if expired != nil {
-			expired()
-		}
 		_ = p.up.Respond(m.ID, nil, &mcp.RPCError{Code: codeTimeout, Message: fmt.Sprintf("the client did not answer %s within %v", m.Method, p.opts.RequestTimeout)})
 	case <-p.up.Done():
 	}

@@ -72,7 +72,14 @@ func (e *buildError) Error() string { return "go build " + e.pkg + ": " + e.err.
 // apply would lock it as.
 func lockedEntry(t *testing.T, name string, argv, env []string, era mcp.Era) *lock.Entry {
 	t.Helper()
-	s, err := mcp.Probe(context.Background(), mcp.ServerSpec{Name: name, Command: argv, Env: env, Era: era, Timeout: 60 * time.Second})
+	return lockedEntryWith(t, name, argv, env, era, nil)
+}
+
+// lockedEntryWith is lockedEntry for a server probed, and locked, with the
+// client capabilities caps (as mcp.hcl's client_capabilities would).
+func lockedEntryWith(t *testing.T, name string, argv, env []string, era mcp.Era, caps json.RawMessage) *lock.Entry {
+	t.Helper()
+	s, err := mcp.Probe(context.Background(), mcp.ServerSpec{Name: name, Command: argv, Env: env, Era: era, Timeout: 60 * time.Second, ClientCapabilities: caps})
 	if err != nil {
 		t.Fatalf("probing %s: %v", name, err)
 	}
@@ -81,6 +88,9 @@ func lockedEntry(t *testing.T, name string, argv, env []string, era mcp.Era) *lo
 		t.Fatal(err)
 	}
 	e.Command, e.EnvPassthrough = argv, env
+	if caps != nil {
+		e.Mcpform = &lock.Settings{ClientCapabilities: caps}
+	}
 	return e
 }
 

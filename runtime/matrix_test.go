@@ -17,14 +17,16 @@ import (
 	"github.com/mcpform/mcpform/mcp"
 )
 
-// The matrix: the real inspector's CLI in each of its three eras (legacy,
-// modern, auto) gets the same answers through `mcpform run` as direct, for
-// the lists, every prompt, every static resource and a deterministic tool
-// of each server: the npm server-everything (locked legacy: it speaks no
-// 2026-07-28) and the Go SDK everything example locked in each era. Where a
-// direct run fails (server-everything to a client pinned to 2026-07-28),
-// the run through mcpform must still answer: it speaks the client's era to
-// the server's.
+// The matrix: the real inspector's CLI (v2 in each of its three eras,
+// legacy, modern and auto, and the deprecated v1 inspector-cli) gets the
+// same answers through `mcpform run` as direct, for the lists, every
+// prompt, every static resource and the tools a real flow needs of each
+// server: the npm server-everything (locked legacy: it speaks no
+// 2026-07-28), whose get-roots-list asks the client for its roots mid-call
+// and whose simulate-research-query needs tasks, and the Go SDK everything
+// example locked in each era. Where a direct run fails (server-everything
+// to a client pinned to 2026-07-28), the run through mcpform must still
+// answer: it speaks the client's era to the server's.
 func TestInspectorMatrix(t *testing.T) {
 	inspector := npmtest.Bin(t, "mcp-inspector")
 	everything := npmtest.Bin(t, "mcp-server-everything")
@@ -40,15 +42,30 @@ func TestInspectorMatrix(t *testing.T) {
 		name string
 		argv []string
 		era  mcp.Era
-		tool []string // a deterministic call: name, then key=value arguments
+		caps json.RawMessage // the client capabilities locked
+		// deterministic calls: a tool's name, then key=value arguments
+		calls [][]string
 	}{
-		{"everything", []string{everything, "stdio"}, mcp.EraAuto, []string{"echo", "message=through mcpform"}},
-		{"go-legacy", []string{goEverything}, mcp.EraLegacy, []string{"greet", "name=mcpform"}},
-		{"go-modern", []string{goEverything}, mcp.EraModern, []string{"greet", "name=mcpform"}},
+		{"everything", []string{everything, "stdio"}, mcp.EraAuto, json.RawMessage(`{"roots":{}}`), [][]string{
+			{"echo", "message=through mcpform"},
+			{"get-roots-list"},
+			{"simulate-research-query", "topic=mcpform"},
+		}},
+		{"go-legacy", []string{goEverything}, mcp.EraLegacy, nil, [][]string{{"greet", "name=mcpform"}}},
+		{"go-modern", []string{goEverything}, mcp.EraModern, nil, [][]string{{"greet", "name=mcpform"}}},
+	}
+	clients := []struct {
+		name    string
+		inspect func(args []string) (map[string]any, error)
+	}{
+		{"legacy", inspectorIn(inspector, "legacy")},
+		{"modern", inspectorIn(inspector, "modern")},
+		{"auto", inspectorIn(inspector, "auto")},
+		{"cli-1.0.3", inspectorV1(t)},
 	}
 	merged := map[string]*lock.Entry{}
 	for _, s := range servers {
-		merged[s.name] = lockedEntry(t, s.name, s.argv, []string{"PATH"}, s.era)
+		merged[s.name] = lockedEntryWith(t, s.name, s.argv, []string{"PATH"}, s.era, s.caps)
 	}
 	lockPath := filepath.Join(dir, "mcp.lock")
 	saveLock(t, lockPath, merged)
@@ -85,16 +102,29 @@ func TestInspectorMatrix(t *testing.T) {
 				requests = append(requests, []string{"--method", "resources/read", "--uri", r.Key})
 			}
 		}
-		call := []string{"--method", "tools/call", "--tool-name", s.tool[0]}
-		for _, a := range s.tool[1:] {
-			call = append(call, "--tool-arg", a)
+		for _, c := range s.calls {
+			call := []string{"--method", "tools/call", "--tool-name", c[0]}
+			for _, a := range c[1:] {
+				call = append(call, "--tool-arg", a)
+			}
+			requests = append(requests, call)
 		}
-		requests = append(requests, call)
-		for _, era := range []string{"legacy", "modern", "auto"} {
-			t.Run(s.name+"/"+era, func(t *testing.T) {
+		for _, client := range clients {
+			t.Run(s.name+"/"+client.name, func(t *testing.T) {
+				lockedOnly := map[string]bool{} // tools this client gets only through the lock
 				for _, req := range requests {
-					through, err := inspect(inspector, era, append([]string{mcpform, "run", "-lock", lockPath, "-audit", auditPath, s.name}, req...))
-					direct, derr := inspect(inspector, era, append(append([]string(nil), s.argv...), req...))
+					if req[1] == "tools/call" && lockedOnly[req[3]] {
+						// The server offers it direct only to a client that
+						// declares what the lock declared (roots): through
+						// mcpform it must still answer, with nothing to
+						// compare it with.
+						if _, err := client.inspect(append([]string{mcpform, "run", "-lock", lockPath, "-audit", auditPath, s.name}, req...)); err != nil {
+							t.Errorf("%s through mcpform run (locked, not offered direct to this client): %v", strings.Join(req, " "), err)
+						}
+						continue
+					}
+					through, err := client.inspect(append([]string{mcpform, "run", "-lock", lockPath, "-audit", auditPath, s.name}, req...))
+					direct, derr := client.inspect(append(append([]string(nil), s.argv...), req...))
 					switch {
 					case err != nil && derr != nil:
 						continue // refused both ways (the server's own error)
@@ -109,6 +139,11 @@ func TestInspectorMatrix(t *testing.T) {
 						// tools only to clients that declare those; the lock
 						// holds what was reviewed, whoever asks.
 						t.Logf("%s: not in both: %v", strings.Join(req, " "), extra)
+						for _, x := range extra {
+							if tool, ok := strings.CutPrefix(x, "locked only: name "); ok && req[1] == "tools/list" {
+								lockedOnly[tool] = true
+							}
+						}
 					}
 					if !reflect.DeepEqual(comparable(direct), comparable(through)) {
 						t.Errorf("%s: through mcpform run\n%.1500s\ndirect\n%.1500s", strings.Join(req, " "), mustJSON(comparable(through)), mustJSON(comparable(direct)))
@@ -124,18 +159,44 @@ func TestInspectorMatrix(t *testing.T) {
 	t.Logf("%d answers equal direct and through mcpform run", compared)
 }
 
-// inspect runs the inspector's CLI in era against the server command line
-// (then the method's flags) and returns the result it printed.
-func inspect(inspector, era string, args []string) (map[string]any, error) {
+// inspectorIn returns a client that runs the inspector's CLI in era
+// against a server command line (then the method's flags).
+func inspectorIn(inspector, era string) func(args []string) (map[string]any, error) {
+	return func(args []string) (map[string]any, error) {
+		return inspect("", inspector, append([]string{"--cli", "--protocol-era", era}, args...))
+	}
+}
+
+// inspectorV1 returns a client that runs the deprecated inspector-cli 1.0.3
+// (legacy only). Its bin starts the whole v1 inspector, which testdata/npm
+// does not hold, so the CLI's own entry point runs; that reads its
+// package.json for clientInfo, found only when "../package.json" exists
+// from its working directory, so it runs in testdata/npm/node_modules.
+func inspectorV1(t *testing.T) func(args []string) (map[string]any, error) {
+	modules := filepath.Dir(filepath.Dir(npmtest.Bin(t, "mcp-inspector-cli")))
+	entry := filepath.Join(modules, "@modelcontextprotocol", "inspector-cli", "build", "index.js")
+	return func(args []string) (map[string]any, error) {
+		return inspect(modules, "node", append([]string{entry}, args...))
+	}
+}
+
+// inspect runs an inspector command in dir, bounded to a minute, and
+// returns the result it printed.
+func inspect(dir, name string, args []string) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, inspector, append([]string{"--cli", "--protocol-era", era}, args...)...)
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("%v: %.500s", err, out)
 	}
+	i := strings.IndexByte(string(out), '{')
+	if i < 0 {
+		return nil, fmt.Errorf("no JSON result: %.500s", out)
+	}
 	var res map[string]any
-	if err := json.Unmarshal(out[strings.IndexByte(string(out), '{'):], &res); err != nil {
+	if err := json.Unmarshal(out[i:], &res); err != nil {
 		return nil, fmt.Errorf("not one JSON result: %v: %.500s", err, out)
 	}
 	if _, failed := res["error"]; failed && len(res) == 1 {

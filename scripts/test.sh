@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== installing the pinned npm reference servers, the inspector, the conformance suite and Node 22 (testdata/npm)"
+echo "== installing the pinned npm reference servers, the inspector (v2 and the v1 CLI), the conformance suite and Node 22 (testdata/npm)"
 # npm install, not npm ci: the inspector pulls in vite, whose optional
 # dependency napi-windows-process-start-time the registry does not serve, and
 # npm ci refuses a lock without it. npm install keeps every version pinned in
@@ -13,7 +13,7 @@ echo "== installing the pinned npm reference servers, the inspector, the conform
 (cd testdata/npm && npm install --no-audit --no-fund --loglevel=error)
 # Without them the tests that run them skip (CI=true makes them fail
 # instead); here the install has just run, so a missing one is its failure.
-for bin in mcp-inspector mcp-server-everything mcp-server-filesystem mcp-server-memory conformance supergateway node; do
+for bin in mcp-inspector mcp-inspector-cli mcp-server-everything mcp-server-filesystem mcp-server-memory conformance supergateway node; do
   if [ ! -x "testdata/npm/node_modules/.bin/$bin" ]; then
     echo "npm install in testdata/npm did not install $bin (testdata/npm/node_modules/.bin/$bin)" >&2
     exit 1

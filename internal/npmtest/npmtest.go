@@ -11,7 +11,7 @@ import (
 
 // executables are the commands testdata/npm/package.json installs into
 // node_modules/.bin, one per pinned package.
-var executables = []string{"mcp-inspector", "mcp-server-everything", "mcp-server-filesystem", "mcp-server-memory"}
+var executables = []string{"mcp-inspector", "mcp-inspector-cli", "mcp-server-everything", "mcp-server-filesystem", "mcp-server-memory"}
 
 // BinDir returns the absolute path of testdata/npm/node_modules/.bin.
 func BinDir() string {

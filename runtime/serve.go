@@ -24,6 +24,7 @@ type served struct {
 	lists                    [4][2][]byte // by kind: legacy and 2026-07-28 results
 	discover                 []byte
 	legacyVersion            string
+	taskRequired             map[string]bool // tools run as tasks for a modern client (taskcall.go)
 }
 
 // modernListTail is what a 2026-07-28 client needs on a list result besides
@@ -32,7 +33,7 @@ type served struct {
 const modernListTail = `"resultType":"complete","ttlMs":0,"cacheScope":"private"`
 
 func newServed(e *lock.Entry) *served {
-	s := &served{caps: compact(e.Capabilities), info: compact(e.ServerInfo)}
+	s := &served{caps: compact(e.Capabilities), info: compact(e.ServerInfo), taskRequired: taskRequired(e)}
 	if e.Instructions != nil {
 		s.instructions = mcp.AppendQuoted(nil, *e.Instructions)
 	}
@@ -155,6 +156,10 @@ func (p *proxy) forward(ctx context.Context, req *Request, reply Reply) {
 			p.relays.remove(c)
 			c.deliver(resp, err)
 		}
+	}
+	if p.asTask(req) {
+		p.sendAsTask(ctx, req, reply)
+		return
 	}
 	p.send(ctx, req, req.Params, 0, reply)
 }

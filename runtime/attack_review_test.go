@@ -87,17 +87,39 @@ func TestAttackRelayRetrySameToolTaints(t *testing.T) {
 	if !strings.Contains(s.line(`"id":4,`), approvalKey) {
 		t.Errorf("the sink call was not held for approval: %s", s.line(`"id":4,`))
 	}
-	// A sink retry with the relay token of a call that is not its own skips
-	// the gate but is refused by the terminal: the token was spent.
+	// A sink retry with the relay token of a call that is not its own is a
+	// sink call like any other: held for approval; approved, the token it
+	// continues with is refused by the terminal, for it was spent.
 	s.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"send","arguments":{"to":"a"},"inputResponses":{},"requestState":"mcpform-relay-test-1",` + modernMeta + `}}`)
 	s.await("5")
-	if !strings.Contains(s.line(`"id":5,`), "requestState is not one mcpform issued") {
-		t.Errorf("a replayed relay token was not refused: %s", s.line(`"id":5,`))
+	state := requestStateOf(t, s.line(`"id":5,`))
+	if !strings.Contains(s.line(`"id":5,`), approvalKey) {
+		t.Fatalf("a sink retry carrying a relay token was not held for approval: %s", s.line(`"id":5,`))
+	}
+	s.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"send","arguments":{"to":"a"},"inputResponses":{"` + approvalKey + `":{"action":"accept","content":{"approve":true}}},"requestState":"` + state + `",` + modernMeta + `}}`)
+	s.await("6")
+	if !strings.Contains(s.line(`"id":6,`), "requestState is not one mcpform issued") {
+		t.Errorf("a replayed relay token was not refused once approved: %s", s.line(`"id":6,`))
 	}
 	s.finish()
 	if upstream, _ := os.ReadFile(s.log); strings.Contains(string(upstream), `"name":"send"`) {
 		t.Errorf("a sink call reached the server:\n%s", upstream)
 	}
+}
+
+// requestStateOf returns the requestState of the input_required result in
+// line.
+func requestStateOf(t *testing.T, line string) string {
+	t.Helper()
+	var m struct {
+		Result struct {
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(line), &m); err != nil || m.Result.RequestState == "" {
+		t.Fatalf("no requestState in %s (%v)", line, err)
+	}
+	return m.Result.RequestState
 }
 
 // HOLDS: a relay token redeemed by a call of another method is refused, the

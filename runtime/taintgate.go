@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpform/mcpform/internal/escape"
@@ -90,6 +91,7 @@ func TaintGate(o TaintGateOptions) Middleware {
 type taintGate struct {
 	o              TaintGateOptions
 	sources, sinks []string
+	carried        carried
 }
 
 // source returns the policy label a request's result taints the session
@@ -112,12 +114,13 @@ func (g *taintGate) source(req *Request) (string, bool) {
 	return "", false
 }
 
-// sink reports whether req is a sink call the gate must admit. The retry
-// that carries a client's answer to a server request (relay.go) is not sent
-// again: the call it continues was admitted when it was sent, and a retry
-// whose token mcpform did not issue is refused before it reaches the server.
+// sink reports whether req is a sink call the gate must admit. So is a
+// retry that continues one (the client's answers to the server's
+// input_required, or to a server request relay.go carried): those answers
+// reach the server as part of the sink call, and in a tainted session they
+// may be what the taint steered.
 func (g *taintGate) sink(req *Request) bool {
-	return req.Method == "tools/call" && req.HasItem && slices.Contains(g.sinks, req.Item) && req.relayToken == ""
+	return req.Method == "tools/call" && req.HasItem && slices.Contains(g.sinks, req.Item)
 }
 
 func (g *taintGate) wrap(next Handler) Handler {
@@ -236,7 +239,7 @@ func (g *taintGate) legacy(ctx context.Context, req *Request, st *taint.State) (
 	if err := g.audit(req, "approval", "asked", "elicitation/create"); err != nil {
 		return g.refuse(req, "mcpform cannot write its audit log"), nil
 	}
-	answer, err := c.Ask(ctx, "elicitation/create", g.elicitation(req, st), g.o.Timeout)
+	answer, err := c.Ask(ctx, "elicitation/create", g.elicitation(req, st, false), g.o.Timeout)
 	switch {
 	case ctx.Err() != nil:
 		g.audit(req, "approval", "cancelled", "the client cancelled the call")
@@ -285,18 +288,25 @@ func (g *taintGate) modern(req *Request, st *taint.State) *Response {
 		if err := g.audit(req, "approval", "approved", "input_required retry"); err != nil {
 			return g.refuse(req, "mcpform cannot write its audit log")
 		}
+		if c.Carried && !g.carried.has(c.Nonce) {
+			return g.deny(req, "continuation lost", "the answers this call continued with are gone (mcpform keeps them for the approval's lifetime, at most "+fmt.Sprint(maxCarried)+" at once): call the tool again")
+		}
 		return nil
 	}
 	caps := find(req.meta, mcp.MetaClientCapabilities)
 	if find(caps, "elicitation") == nil {
 		return g.deny(req, "no elicitation", "the client did not declare the elicitation capability, so mcpform cannot ask you to approve it")
 	}
+	continues := continuation(req.Params)
 	key, err := g.o.Store.Key(req.Session)
 	var state string
 	if err == nil {
 		var c taint.Claims
 		if c, err = taint.NewClaims(req.Session, req.Server, req.Item, args, g.o.Now(), g.o.StateTTL); err == nil {
-			state, err = taint.Seal(key, c)
+			c.Carried = continues != nil
+			if state, err = taint.Seal(key, c); err == nil && continues != nil {
+				g.carried.put(c.Nonce, continues, time.Unix(c.Expires, 0))
+			}
 		}
 	}
 	if err != nil {
@@ -306,24 +316,111 @@ func (g *taintGate) modern(req *Request, st *taint.State) *Response {
 		return g.refuse(req, "mcpform cannot write its audit log")
 	}
 	b := []byte(`{"resultType":"input_required","inputRequests":{"` + approvalKey + `":{"method":"elicitation/create","params":`)
-	b = append(b, g.elicitation(req, st)...)
+	b = append(b, g.elicitation(req, st, continues != nil)...)
 	b = append(b, `}},"requestState":`...)
 	b = mcp.AppendQuoted(b, state)
 	return &Response{Result: append(b, '}')}
 }
 
 // withoutApproval drops the proxy's own requestState and answer from a
-// retry, so the server never sees them; another party's pass through.
+// retry, so the server never sees them, and puts back what the approved
+// call continued with (another party's requestState and the client's
+// answers to it), kept when the approval was asked for. Another party's
+// state passes through.
 func (g *taintGate) withoutApproval(req *Request) *Request {
 	rs, _ := stringValue(find(req.Params, "requestState"))
 	if !strings.HasPrefix(rs, taint.StatePrefix) {
 		return req
 	}
 	r := *req
+	var continues []byte
+	if key, err := g.o.Store.Key(req.Session); err == nil {
+		if c, err := taint.Unseal(key, rs); err == nil && c.Carried {
+			continues = g.carried.take(c.Nonce)
+		}
+	}
 	r.Params = rewriteObject(nil, req.Params, func(m member) bool {
 		return m.KeyIs("requestState") || m.KeyIs("inputResponses")
-	})
+	}, continues)
+	if token, _ := stringValue(find(r.Params, "requestState")); strings.HasPrefix(token, relayPrefix) {
+		r.relayToken = token // the terminal redeems it (relay.go)
+	}
 	return &r
+}
+
+// continuation returns the members of a call's params that continue an
+// earlier round of it (requestState and inputResponses, compact and joined
+// by a comma), nil when it starts afresh or carries mcpform's own state.
+func continuation(params []byte) []byte {
+	rs := find(params, "requestState")
+	if rs == nil {
+		return nil
+	}
+	if s, _ := stringValue(rs); strings.HasPrefix(s, taint.StatePrefix) {
+		return nil
+	}
+	b := append([]byte(`"requestState":`), compact(rs)...)
+	if ir := find(params, "inputResponses"); ir != nil {
+		b = append(append(b, `,"inputResponses":`...), compact(ir)...)
+	}
+	return b
+}
+
+// carried holds, by approval nonce, what the calls waiting for approval
+// continue with, until the approval is redeemed or expires: too much to
+// seal into a requestState, and needed only by this run, which the retry
+// comes back to.
+type carried struct {
+	mu sync.Mutex
+	m  map[string]carriedCall
+}
+
+type carriedCall struct {
+	params  []byte
+	expires time.Time
+}
+
+// maxCarried bounds the calls a run keeps continuations for: past it, the
+// one that expires first is dropped (its approved retry is then refused).
+const maxCarried = 64
+
+func (c *carried) put(nonce string, params []byte, expires time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]carriedCall{}
+	}
+	now := time.Now()
+	for n, cc := range c.m {
+		if now.After(cc.expires) {
+			delete(c.m, n)
+		}
+	}
+	if len(c.m) >= maxCarried {
+		first := ""
+		for n, cc := range c.m {
+			if first == "" || cc.expires.Before(c.m[first].expires) {
+				first = n
+			}
+		}
+		delete(c.m, first)
+	}
+	c.m[nonce] = carriedCall{params: params, expires: expires}
+}
+
+func (c *carried) has(nonce string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[nonce]
+	return ok
+}
+
+func (c *carried) take(nonce string) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cc := c.m[nonce]
+	delete(c.m, nonce)
+	return cc.params
 }
 
 // approved reads an ElicitResult: only "accept" with approve = true counts.
@@ -345,11 +442,15 @@ func approved(res []byte) (bool, string) {
 	return false, "the approval answer was not understood: " + escape.String(clip(action, 40))
 }
 
-// elicitation builds the params of the proxy's elicitation/create.
-func (g *taintGate) elicitation(req *Request, st *taint.State) []byte {
+// elicitation builds the params of the proxy's elicitation/create;
+// continues says the call continues an earlier round of it.
+func (g *taintGate) elicitation(req *Request, st *taint.State, continues bool) []byte {
 	var m strings.Builder
 	fmt.Fprintf(&m, "mcpform: approve this call?\n\nServer: %s\nTool: %s\n", quoteVisible(req.Server), quoteVisible(req.Item))
 	m.WriteString(describeArgs(req.Arguments))
+	if continues {
+		m.WriteString("It continues the call: the server asked for more input, and the client's answers go to the server with it.\n")
+	}
 	if ev, ok := st.First(); ok {
 		fmt.Fprintf(&m, "\nThis session was tainted at %s by server %s, source %s", ev.Time.Format(time.RFC3339), quoteVisible(ev.Server), quoteVisible(ev.Source))
 		if ev.Item != "" && ev.Item != ev.Source {

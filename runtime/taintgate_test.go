@@ -259,8 +259,10 @@ func TestTaintTaskResult(t *testing.T) {
 }
 
 // A sink call that carries a relay token mcpform did not issue (a forged
-// retry) skips no gate: the terminal refuses the token, and the call never
-// reaches the server, whatever the client's era.
+// retry) skips no gate: in a tainted session it needs approval, refused
+// here (the client declared no elicitation), and the call never reaches
+// the server, whatever the client's era. In a clean session the terminal
+// refuses the token.
 func TestTaintForgedRelayRetry(t *testing.T) {
 	gate, store, _ := taintGateFor(t, []string{"fetch"}, []string{"send"}, time.Minute)
 	store.Taint("test-session", taint.Event{Server: "other", Source: "fetch", Item: "fetch", Digest: "sha256:00"})
@@ -272,14 +274,118 @@ func TestTaintForgedRelayRetry(t *testing.T) {
 	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"send","arguments":{"to":"a"},"requestState":"mcpform-relay-forged","inputResponses":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	s.await("3")
 	for _, id := range []string{`"id":2,`, `"id":3,`} {
-		if !strings.Contains(s.line(id), "requestState is not one mcpform issued") {
+		if !strings.Contains(s.line(id), "cannot ask you to approve it") {
 			t.Errorf("the forged retry %s was not refused: %s", id, s.line(id))
 		}
+	}
+	if err := store.Reset("test-session"); err != nil {
+		t.Fatal(err)
+	}
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"send","arguments":{"to":"a"},"requestState":"mcpform-relay-forged","inputResponses":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	s.await("4")
+	if !strings.Contains(s.line(`"id":4,`), "requestState is not one mcpform issued") {
+		t.Errorf("the forged retry in a clean session was not refused: %s", s.line(`"id":4,`))
 	}
 	if err := s.finish(); err != nil {
 		t.Fatal(err)
 	}
 	if upstream, _ := os.ReadFile(s.log); strings.Contains(string(upstream), `"name":"send"`) {
 		t.Errorf("a forged retry reached the server:\n%s", upstream)
+	}
+}
+
+// A sink call to a 2026-07-28 server in a tainted session, whose server
+// asks for more input (its own input_required, its own requestState):
+// every round is approved, and the approved retry reaches the server with
+// the server's requestState and the client's answers, never mcpform's.
+// The client has one requestState to send back, so mcpform keeps the
+// server's while it asks for the approval, and puts it back.
+func TestTaintSinkContinuesServerInput(t *testing.T) {
+	gate, store, _ := taintGateFor(t, []string{"fetch"}, []string{"send"}, time.Minute)
+	store.Taint("test-session", taint.Event{Server: "other", Source: "fetch", Item: "fetch", Digest: "sha256:00"})
+	s := startSession(t, []byte(`{
+  "era": "modern",
+  "lock": {"clientCapabilities": {"elicitation": {}}},
+  "tools": [{"name": "send", "inputSchema": {"type": "object", "properties": {"to": {"type": "string"}}}}],
+  "on": {"tools/call": [
+    {"name": "send", "times": 1, "do": "result", "result": {"resultType": "input_required", "inputRequests": {"confirm": {"method": "elicitation/create", "params": {"message": "Send it?", "requestedSchema": {"type": "object"}}}}, "requestState": "srv-state-1"}},
+    {"name": "send", "do": "result", "result": {"content": [{"type": "text", "text": "sent"}]}}
+  ]}
+}`), Options{Middlewares: []Middleware{gate}})
+	call := func(id, extra string) string {
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"send","arguments":{"to":"a"},` + extra + modernMeta + `}}`)
+		s.await(id)
+		return s.line(`"id":` + id + `,`)
+	}
+	approve := func(state string) string {
+		return `"inputResponses":{"` + approvalKey + `":{"action":"accept","content":{"approve":true}}},"requestState":"` + state + `",`
+	}
+	first := call("2", "")
+	if !strings.Contains(first, approvalKey) {
+		t.Fatalf("the sink call was not held for approval: %s", first)
+	}
+	if l := call("3", approve(requestStateOf(t, first))); !strings.Contains(l, `"requestState":"srv-state-1"`) {
+		t.Fatalf("the approved call did not bring the server's input_required: %s", l)
+	}
+	again := call("4", `"inputResponses":{"confirm":{"action":"accept","content":{}}},"requestState":"srv-state-1",`)
+	if !strings.Contains(again, approvalKey) || !strings.Contains(again, "It continues the call") {
+		t.Fatalf("the continuing round was not held for approval: %s", again)
+	}
+	if l := call("5", approve(requestStateOf(t, again))); !strings.Contains(l, `"text":"sent"`) {
+		t.Errorf("the approved continuation did not complete the call: %s", l)
+	}
+	s.finish()
+	upstream, _ := os.ReadFile(s.log)
+	if !strings.Contains(string(upstream), `"inputResponses":{"confirm":{"action":"accept","content":{}}},"requestState":"srv-state-1"`) &&
+		!strings.Contains(string(upstream), `"requestState":"srv-state-1","inputResponses":{"confirm":{"action":"accept","content":{}}}`) {
+		t.Errorf("the server did not get its requestState and the client's answer back:\n%s", upstream)
+	}
+	if strings.Contains(string(upstream), "mcpform-taint") {
+		t.Errorf("mcpform's approval reached the server:\n%s", upstream)
+	}
+	if n := strings.Count(string(upstream), `"name":"send"`); n != 2 {
+		t.Errorf("the server got %d send calls, want 2 (the call and its continuation):\n%s", n, upstream)
+	}
+}
+
+// The same for a legacy server that asks the 2026-07-28 client for its
+// roots during a sink call (relay.go carries the request in the call's
+// result): the client's answer is approved like the call was, and then
+// reaches the server as the answer to its request.
+func TestTaintSinkContinuesRelayedRequest(t *testing.T) {
+	gate, store, _ := taintGateFor(t, []string{"fetch"}, []string{"send"}, time.Minute)
+	store.Taint("test-session", taint.Event{Server: "other", Source: "fetch", Item: "fetch", Digest: "sha256:00"})
+	s := startSession(t, []byte(`{
+  "era": "legacy",
+  "lock": {"clientCapabilities": {"roots": {}, "elicitation": {}}},
+  "tools": [{"name": "send", "inputSchema": {"type": "object", "properties": {"to": {"type": "string"}}}}],
+  "on": {"tools/call": {"name": "send", "do": "request", "send": [{"jsonrpc":"2.0","id":"s1","method":"roots/list"}]}}
+}`), Options{Middlewares: []Middleware{gate}})
+	call := func(id, extra string) string {
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"send","arguments":{"to":"a"},` + extra + modernMeta + `}}`)
+		s.await(id)
+		return s.line(`"id":` + id + `,`)
+	}
+	approve := func(state string) string {
+		return `"inputResponses":{"` + approvalKey + `":{"action":"accept","content":{"approve":true}}},"requestState":"` + state + `",`
+	}
+	first := call("2", "")
+	if l := call("3", approve(requestStateOf(t, first))); !strings.Contains(l, `"requestState":"mcpform-relay-test-1"`) {
+		t.Fatalf("the server's roots/list did not reach the client in the approved call's result: %s", l)
+	}
+	again := call("4", `"inputResponses":{"mcpform-1":{"roots":[{"uri":"file:///home/me"}]}},"requestState":"mcpform-relay-test-1",`)
+	if !strings.Contains(again, approvalKey) {
+		t.Fatalf("the client's answer to the relayed request was not held for approval: %s", again)
+	}
+	if l := call("5", approve(requestStateOf(t, again))); strings.Contains(l, "isError") || strings.Contains(l, `"error"`) {
+		t.Errorf("the approved answer did not complete the call: %s", l)
+	}
+	s.finish()
+	upstream, _ := os.ReadFile(s.log)
+	if !strings.Contains(string(upstream), `"id":"s1","result":{"roots":[{"uri":"file:///home/me"}]}`) {
+		t.Errorf("the server's request did not get the client's approved answer:\n%s", upstream)
+	}
+	if n := strings.Count(string(upstream), `"name":"send"`); n != 1 {
+		t.Errorf("the server got %d send calls, want 1:\n%s", n, upstream)
 	}
 }

@@ -213,6 +213,14 @@ func (m *Model) Client(msg Msg, answer Answer) Verdict {
 	return Verdict{Class: Ask, After: &after}
 }
 
+// ContinuationAsked reports whether the retry that answers a server
+// request carried in msg's result (2026-07-28) is asked about again: it
+// continues a sink call in a tainted session, and the answers it carries
+// reach the server as part of that call.
+func (m *Model) ContinuationAsked(msg Msg) bool {
+	return m.State.Modern && m.State.Tainted && m.State.ClientCaps["elicitation"] && m.isSink(m.Servers[msg.Server], msg)
+}
+
 func (m *Model) isSink(s *Server, msg Msg) bool {
 	return msg.Method == "tools/call" && msg.Params != ParamsNameWrongCase && s.Sinks[msg.Item]
 }

@@ -434,6 +434,8 @@ type observed struct {
 	result     json.RawMessage
 	text       string
 	state      string // requestState of an input_required result
+	relayed    int    // server requests carried in the call's result
+	reasked    int    // approvals asked for the retries that answered them
 	errMessage string
 	lines      []string
 }
@@ -487,7 +489,26 @@ func (s *Session) await(c *conn, id *int, answer pm.Answer, method string) (*obs
 				return nil, fmt.Errorf("the client got a notification it must not: %.300s", f.raw)
 			}
 		case string(f.ID) == want:
+			if state := reapproval(f); state != "" && o.relayed > 0 {
+				// The retry that answered a relayed request continues a
+				// sink call in a tainted session: asked about again. Only
+				// an approved (or ungated) call got this far.
+				o.reasked++
+				line, err := retryLine(c.last, map[string]json.RawMessage{"mcpform-taint-approval": json.RawMessage(`{"action":"accept","content":{"approve":true}}`)}, state)
+				if err != nil {
+					return nil, err
+				}
+				want = want + "0"
+				if line, err = withID(line, want); err != nil {
+					return nil, err
+				}
+				if err := c.send(line); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			if retry, key, asked := relayed(f); retry != "" {
+				o.relayed++
 				// A legacy server's request to this 2026-07-28 client,
 				// carried by the call's input_required result: the client
 				// answers it in a retry, whose answer is the call's.
@@ -536,6 +557,24 @@ func relayed(f *frame) (state, key, method string) {
 		key, method = k, v.Method
 	}
 	return r.RequestState, key, method
+}
+
+// reapproval returns the requestState of an input_required result that
+// asks for the taint gate's approval of a continuing call; "" for any other
+// frame.
+func reapproval(f *frame) string {
+	var r struct {
+		ResultType    string                     `json:"resultType"`
+		RequestState  string                     `json:"requestState"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	}
+	if f.Error != nil || json.Unmarshal(f.Result, &r) != nil || r.ResultType != "input_required" || r.InputRequests["mcpform-taint-approval"] == nil {
+		return ""
+	}
+	if !strings.Contains(string(r.InputRequests["mcpform-taint-approval"]), "It continues the call") {
+		return ""
+	}
+	return r.RequestState
 }
 
 // retryLine is line (a request) with inputResponses and requestState set.
@@ -839,6 +878,9 @@ func (h *harness) step(s *Session, m *pm.Model, c *conn, i int, st Step, newID f
 	}
 	if !same(want, o) {
 		return fmt.Errorf("model: %s %d; proxy: %s %d (%s)\nline: %.400s\nclient saw: %.600q", want.Class, want.Code, o.class, o.code, o.errMessage, line, o.lines)
+	}
+	if o.relayed > 0 && (o.reasked > 0) != m.ContinuationAsked(st.Msg) {
+		return fmt.Errorf("model: the answer to the relayed request asked about again: %v; proxy: %d times\nclient saw: %.600q", m.ContinuationAsked(st.Msg), o.reasked, o.lines)
 	}
 	if !sv.Input {
 		m.Answered(st.Msg, want)

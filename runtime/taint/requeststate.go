@@ -30,6 +30,10 @@ type Claims struct {
 	Args    string `json:"a"`
 	Nonce   string `json:"n"`
 	Expires int64  `json:"e"` // unix seconds
+	// Carried says the call continues an earlier round of it (another
+	// party's requestState and the client's answers), which the run that
+	// asked for the approval kept and puts back once it is given.
+	Carried bool `json:"c,omitempty"`
 }
 
 // NewClaims returns claims for a call, valid for ttl from now.

@@ -27,7 +27,10 @@ const maxRelists = 3
 // ServerSpec says how to start a server and how to speak to it.
 type ServerSpec struct {
 	Name      string                      // for error messages
-	Command   []string                    // argv, started directly (no shell)
+	Command   []string                    // argv, started directly (no shell); nil for a remote server
+	URL       string                      // a remote server's endpoint (Streamable HTTP), instead of Command
+	Headers   map[string]string           // fixed headers sent to a remote server
+	BearerEnv string                      // the variable holding a remote server's token ("" for none)
 	Env       []string                    // names passed through; nothing else of the environment
 	LookupEnv func(string) (string, bool) // value source, default os.LookupEnv
 	Dir       string                      // working directory; "" is mcpform's
@@ -102,6 +105,9 @@ func (s ServerSpec) withDefaults() ServerSpec {
 	}
 	if s.Name == "" && len(s.Command) > 0 {
 		s.Name = s.Command[0]
+	}
+	if s.Name == "" {
+		s.Name = s.URL
 	}
 	return s
 }
@@ -197,6 +203,9 @@ func Probe(ctx context.Context, spec ServerSpec) (*Surface, error) {
 	if p.proc != nil {
 		p.proc.Close()
 	}
+	if p.remote != nil {
+		p.remote.Close()
+	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 			// Say which setting ran out rather than repeat the context's
@@ -241,6 +250,7 @@ type prober struct {
 	spec    ServerSpec
 	stage   string
 	proc    *Process
+	remote  *httpLines // a remote server's stream, instead of proc
 	conn    *rpcConn
 	changed [4]atomic.Int64 // list_changed notifications seen, by kind
 	modern  bool
@@ -264,6 +274,9 @@ func (p *prober) start(ctx context.Context) error {
 		p.proc.Close()
 	}
 	p.stage = "start"
+	if p.spec.URL != "" {
+		return p.dial()
+	}
 	proc, err := Start(ctx, p.spec)
 	if err != nil {
 		return err
@@ -271,6 +284,27 @@ func (p *prober) start(ctx context.Context) error {
 	p.proc = proc
 	p.enter(PhaseStarting)
 	p.conn = newRPCConn(proc.Stdout, proc.Stdin, rpcConnOptions{
+		MaxLineSize:    p.spec.MaxLineSize,
+		RequestTimeout: p.spec.RequestTimeout,
+		OnNotification: p.notified,
+		OnRequest:      denyRequests,
+	})
+	return nil
+}
+
+// dial sets up the connection to a remote server (a new session each
+// time, as a restarted process is a new one).
+func (p *prober) dial() error {
+	if p.remote != nil {
+		p.remote.Close()
+	}
+	h, err := dialHTTP(p.spec)
+	if err != nil {
+		return err
+	}
+	p.remote = h
+	p.enter(PhaseStarting)
+	p.conn = newRPCConn(h, h, rpcConnOptions{
 		MaxLineSize:    p.spec.MaxLineSize,
 		RequestTimeout: p.spec.RequestTimeout,
 		OnNotification: p.notified,
@@ -325,14 +359,16 @@ func (p *prober) run(ctx context.Context) (*Surface, error) {
 		case err == nil:
 		case errors.As(err, &rpcErr) && (rpcErr.Code == codeMissingRequiredClientCapability || rpcErr.Code == CodeUnsupportedProtocolVersion):
 			err = fmt.Errorf("%w (a 2026-07-28 error: the server is modern but will not speak %s with mcpform; no fallback to initialize)", err, ModernVersion)
-		case errors.As(err, &rpcErr):
+		case errors.As(err, &rpcErr), errors.As(err, new(*legacyOnlyError)):
 			s, err = p.initialize(ctx)
 		case ctx.Err() != nil:
 			// The probe's own time is up: no time left for a fallback.
 		case errors.Is(err, context.DeadlineExceeded):
 			s, err = p.initialize(ctx)
 		case errors.Is(err, ErrServerClosed):
-			p.proc.Close()
+			if p.proc != nil {
+				p.proc.Close()
+			}
 			if err = p.start(ctx); err == nil {
 				s, err = p.initialize(ctx)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpform/mcpform/internal/escape"
@@ -54,6 +55,14 @@ func SurfaceFromInitialize(result json.RawMessage) (*Surface, error) {
 	return s, nil
 }
 
+// legacyOnlyError is a DiscoverResult that lists initialize-era versions
+// mcpform speaks and not 2026-07-28: a server that answers server/discover
+// but negotiates only the legacy way (the Go SDK's stateful HTTP handler
+// does). In auto it is spoken to with initialize.
+type legacyOnlyError struct{ error }
+
+func (e *legacyOnlyError) Unwrap() error { return e.error }
+
 // SurfaceFromDiscover reads a 2026-07-28 DiscoverResult with the probe's
 // rules (see Probe): complete, listing 2026-07-28, with serverInfo in
 // _meta.
@@ -74,7 +83,13 @@ func SurfaceFromDiscover(result json.RawMessage) (*Surface, error) {
 		found = found || v == ModernVersion
 	}
 	if !found {
-		return nil, fmt.Errorf("DiscoverResult lists %s, not %s", escape.String(strings.Join(versions, ", ")), ModernVersion)
+		err := fmt.Errorf("DiscoverResult lists %s, not %s", escape.String(strings.Join(versions, ", ")), ModernVersion)
+		for _, v := range versions {
+			if slices.Contains(LegacyVersions, v) {
+				return nil, &legacyOnlyError{err}
+			}
+		}
+		return nil, err
 	}
 	info, err := resultServerInfo(result)
 	if err != nil {

@@ -1,0 +1,486 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/jsonscan"
+)
+
+// A remote server speaks Streamable HTTP (the 2025-03-26 to 2025-11-25
+// transport, and its 2026-07-28 revision): every message mcpform sends is
+// a POST to the server's one endpoint, and a request's answer comes back
+// as a JSON body or as the events of an SSE stream scoped to it. The
+// probe's JSON-RPC connection reads and writes lines, as over stdio;
+// httpLines turns each line it writes into a POST and the answers into
+// lines it reads, so both eras' handshakes and lists work unchanged.
+//
+// What mcpform refuses of a server, whatever it is: a redirect to another
+// origin, a connection to a loopback, private or link-local address when
+// the configured URL is not one itself (a DNS name that resolves there
+// later, for one), a Content-Type that is neither application/json nor
+// text/event-stream, a session id with characters outside visible ASCII,
+// and answers past the line limit or streams past maxStreamBytes. TLS is
+// verified, always.
+
+// HTTPHeaderTimeout bounds the wait for a response's headers; the body is
+// bounded by the request's own timeout.
+const HTTPHeaderTimeout = 30 * time.Second
+
+// maxStreamBytes bounds what one SSE response stream may carry.
+const maxStreamBytes = 64 << 20
+
+// maxErrorBody is how much of an HTTP error's body is read.
+const maxErrorBody = 64 << 10
+
+// httpLines is the line stream of one remote server.
+type httpLines struct {
+	endpoint *url.URL
+	headers  map[string]string
+	bearer   string
+	client   *http.Client
+	maxLine  int
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	r      *io.PipeReader
+	w      *io.PipeWriter
+	wmu    sync.Mutex // one answer's lines at a time into w
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	session string // Mcp-Session-Id (legacy eras)
+	version string // the negotiated legacy version, for MCP-Protocol-Version
+}
+
+// dialHTTP prepares the line stream to spec.URL; nothing is sent yet.
+func dialHTTP(spec ServerSpec) (*httpLines, error) {
+	u, err := url.Parse(spec.URL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("the server's url %q is not an http(s) URL", escape.String(spec.URL))
+	}
+	bearer := ""
+	if spec.BearerEnv != "" {
+		lookup := spec.LookupEnv
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		v, ok := lookup(spec.BearerEnv)
+		if !ok || v == "" {
+			return nil, fmt.Errorf("auth.bearer_env names %s, which is not set: export the server's token in %s", spec.BearerEnv, spec.BearerEnv)
+		}
+		bearer = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, w := io.Pipe()
+	h := &httpLines{endpoint: u, headers: spec.Headers, bearer: bearer, maxLine: spec.MaxLineSize, ctx: ctx, cancel: cancel, r: r, w: w}
+	if h.maxLine <= 0 {
+		h.maxLine = DefaultMaxLineSize
+	}
+	h.client = newHTTPClient(u)
+	return h, nil
+}
+
+// newHTTPClient returns a client for the server at u: redirects only
+// within u's origin, and no connection to an address more private than
+// u's own host.
+func newHTTPClient(u *url.URL) *http.Client {
+	allowPrivate := hostIsPrivate(u.Hostname())
+	dialer := &net.Dialer{
+		Timeout: HTTPHeaderTimeout,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil {
+				return fmt.Errorf("mcpform dials addresses only, not %q", escape.String(host))
+			}
+			if !allowPrivate && isPrivate(ip) {
+				return fmt.Errorf("%s resolved to %s, a loopback, private or link-local address: mcpform connects there only when the configured url names such an address", escape.String(u.Hostname()), ip)
+			}
+			return nil
+		},
+	}
+	transport := &http.Transport{
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   HTTPHeaderTimeout,
+		ResponseHeaderTimeout: HTTPHeaderTimeout,
+		MaxIdleConnsPerHost:   16,
+		// No proxy from the environment: the server's address is the one
+		// the lock names, and HTTPS_PROXY would put another party on the
+		// path to it.
+		Proxy: nil,
+	}
+	return &http.Client{
+		Transport: transport,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("more than 5 redirects")
+			}
+			if !sameOrigin(req.URL, u) {
+				return fmt.Errorf("the server redirected to %s, another origin: mcpform follows redirects only within %s://%s; if the server moved, set its url", escape.String(origin(req.URL)), u.Scheme, escape.String(u.Host))
+			}
+			return nil
+		},
+	}
+}
+
+func origin(u *url.URL) string { return u.Scheme + "://" + u.Host }
+
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(hostPort(a), hostPort(b))
+}
+
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[strings.ToLower(u.Scheme)]
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// hostIsPrivate reports whether a configured host names a loopback,
+// private or link-local address (or is localhost).
+func hostIsPrivate(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && isPrivate(ip)
+}
+
+func isPrivate(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() ||
+		netip.MustParsePrefix("100.64.0.0/10").Contains(ip) // carrier-grade NAT, where cloud metadata lives too
+}
+
+func (h *httpLines) Read(p []byte) (int, error) { return h.r.Read(p) }
+
+// Write posts each line of b (one JSON-RPC message each) and returns at
+// once: the answer is read on a goroutine of its own and becomes lines for
+// Read.
+func (h *httpLines) Write(b []byte) (int, error) {
+	select {
+	case <-h.ctx.Done():
+		return 0, io.ErrClosedPipe
+	default:
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		body := bytes.Clone(line)
+		if jsonscan.Find(body, "id") == nil || jsonscan.Find(body, "method") == nil {
+			// A notification or a response: posted in order (the
+			// server answers 202 at once), so that initialized comes
+			// before the requests after it.
+			h.post(body)
+			continue
+		}
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.post(body)
+		}()
+	}
+	return len(b), nil
+}
+
+// Close ends the stream: the session (if any) is ended on the server, and
+// Read gets io.EOF once the answers in flight are done.
+func (h *httpLines) Close() error {
+	h.mu.Lock()
+	session := h.session
+	h.mu.Unlock()
+	if session != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.endpoint.String(), nil)
+		if err == nil {
+			h.setHeaders(req, "", "", "")
+			if resp, err := h.client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		cancel()
+	}
+	h.cancel()
+	h.wg.Wait()
+	h.w.Close()
+	h.client.CloseIdleConnections()
+	return nil
+}
+
+// setHeaders sets what every request to the server carries.
+func (h *httpLines) setHeaders(req *http.Request, version, method, name string) {
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if h.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+h.bearer)
+	}
+	h.mu.Lock()
+	session := h.session
+	if version == "" {
+		version = h.version
+	}
+	h.mu.Unlock()
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	if version != "" {
+		req.Header.Set("MCP-Protocol-Version", version)
+	}
+	if method != "" {
+		req.Header.Set("Mcp-Method", method)
+	}
+	if name != "" {
+		req.Header.Set("Mcp-Name", headerValue(name))
+	}
+}
+
+// headerValue is s as a header value: as it is when it is plain visible
+// ASCII, else in the base64 sentinel form of the 2026-07-28 transport.
+func headerValue(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+		}
+	}
+	return s
+}
+
+// post sends one message and turns its answer into lines.
+func (h *httpLines) post(body []byte) {
+	id := jsonscan.Find(body, "id")
+	method, _ := jsonString(jsonscan.Find(body, "method"))
+	params := jsonscan.Find(body, "params")
+	version, _ := jsonString(jsonscan.Find(jsonscan.Find(params, "_meta"), MetaProtocolVersion))
+	name := ""
+	switch method {
+	case "tools/call", "prompts/get":
+		name, _ = jsonString(jsonscan.Find(params, "name"))
+	case "resources/read":
+		name, _ = jsonString(jsonscan.Find(params, "uri"))
+	}
+	if method == "initialize" {
+		version = "" // negotiated by this request
+	}
+	req, err := http.NewRequestWithContext(h.ctx, http.MethodPost, h.endpoint.String(), bytes.NewReader(body))
+	if err != nil {
+		h.fail(id, err.Error())
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	h.setHeaders(req, version, method, name)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		if h.ctx.Err() == nil {
+			h.fail(id, "the request failed: "+err.Error())
+		}
+		return
+	}
+	defer resp.Body.Close()
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" && method == "initialize" {
+		if !visibleASCII(s) {
+			h.fail(id, "the server's Mcp-Session-Id holds characters outside visible ASCII: refused")
+			return
+		}
+		h.mu.Lock()
+		h.session = s
+		h.mu.Unlock()
+	}
+	deliver := func(msg []byte) {
+		if method == "initialize" && answers(msg, id) {
+			// The version every later request names in its header; set
+			// before the answer is read, which the next request follows.
+			if v, ok := jsonString(jsonscan.Find(jsonscan.Find(msg, "result"), "protocolVersion")); ok && visibleASCII(v) {
+				h.mu.Lock()
+				h.version = v
+				h.mu.Unlock()
+			}
+		}
+		h.emit(msg)
+	}
+	if id == nil || method == "" {
+		// A notification or a response: 202 Accepted, nothing to read.
+		io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		return
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		h.fail(id, fmt.Sprintf("HTTP %d: the server refused mcpform's credentials%s", resp.StatusCode, h.authHint(resp)))
+	case resp.StatusCode/100 != 2:
+		// A JSON-RPC error in the body that answers this request is the
+		// server's answer (a 2026-07-28 server's unsupported version, or
+		// method not found); anything else becomes an error of mcpform's.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if ct == "application/json" && answers(b, id) {
+			deliver(b)
+			return
+		}
+		h.fail(id, fmt.Sprintf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), bodyExcerpt(b)))
+	case ct == "application/json":
+		b, err := io.ReadAll(io.LimitReader(resp.Body, int64(h.maxLine)+1))
+		if err != nil {
+			h.fail(id, "reading the answer: "+err.Error())
+			return
+		}
+		if len(b) > h.maxLine {
+			h.fail(id, fmt.Sprintf("the answer is longer than %d bytes", h.maxLine))
+			return
+		}
+		deliver(b)
+	case ct == "text/event-stream":
+		h.readStream(resp.Body, id, deliver)
+	default:
+		h.fail(id, fmt.Sprintf("the server answered with Content-Type %q, not application/json or text/event-stream", escape.String(resp.Header.Get("Content-Type"))))
+	}
+}
+
+func (h *httpLines) authHint(resp *http.Response) string {
+	if h.bearer != "" {
+		return ": the token in auth.bearer_env was not accepted"
+	}
+	if resp.Header.Get("WWW-Authenticate") != "" {
+		return ": it needs authorization; set auth { bearer_env = \"NAME\" } for a static token"
+	}
+	return ""
+}
+
+// readStream turns the events of an SSE stream into lines until the
+// answer to id has come (the stream should end there), the stream ends,
+// or it passes maxStreamBytes.
+func (h *httpLines) readStream(body io.Reader, id []byte, deliver func([]byte)) {
+	h.readStreamWith(body, id, deliver, func(why string) { h.fail(id, why) })
+}
+
+// readStreamWith is readStream with fail for what answers id with an
+// error.
+func (h *httpLines) readStreamWith(body io.Reader, id []byte, deliver func([]byte), fail func(string)) {
+	sc := bufio.NewScanner(io.LimitReader(body, maxStreamBytes))
+	sc.Buffer(make([]byte, 0, 4<<10), h.maxLine+16)
+	var data []byte
+	for sc.Scan() {
+		line := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
+		switch {
+		case len(line) == 0:
+			if len(data) > 0 {
+				msg := data
+				data = nil
+				deliver(msg)
+				if answers(msg, id) {
+					return
+				}
+			}
+		case line[0] == ':':
+			// a comment (keep-alive)
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
+			if len(data)+len(v)+1 > h.maxLine {
+				fail(fmt.Sprintf("an event of the server's stream is longer than %d bytes", h.maxLine))
+				return
+			}
+			if data != nil {
+				data = append(data, '\n')
+			}
+			data = append(data, v...)
+		}
+		// id:, event:, retry: carry nothing the probe needs.
+	}
+	switch err := sc.Err(); {
+	case h.ctx.Err() != nil:
+		fail("the request was cancelled")
+	case errors.Is(err, bufio.ErrTooLong):
+		fail(fmt.Sprintf("a line of the server's stream is longer than %d bytes", h.maxLine))
+	case err != nil:
+		fail("reading the server's stream: " + err.Error())
+	default:
+		fail(fmt.Sprintf("the server's stream ended before it answered (or passed %d MiB)", maxStreamBytes>>20))
+	}
+}
+
+// emit hands one message to the reader as a line of compact JSON.
+func (h *httpLines) emit(msg []byte) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, msg); err != nil {
+		b.Reset()
+		b.Write(bytes.ReplaceAll(msg, []byte("\n"), []byte(" "))) // the reader says what is wrong with it
+	}
+	b.WriteByte('\n')
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	h.w.Write(b.Bytes())
+}
+
+// fail answers the request id with an error of mcpform's (nothing when
+// id is nil: a notification has no answer to carry it).
+func (h *httpLines) fail(id []byte, why string) {
+	if id == nil {
+		return
+	}
+	b := []byte(`{"jsonrpc":"2.0","id":`)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":-32000,"message":`...)
+	b = AppendQuoted(b, "mcpform: "+why)
+	h.emit(append(b, "}}"...))
+}
+
+// answers reports whether msg is a response to id.
+func answers(msg, id []byte) bool {
+	got := jsonscan.Find(msg, "id")
+	return got != nil && jsonscan.Find(msg, "method") == nil && bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(id))
+}
+
+func bodyExcerpt(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return ""
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return ": " + escape.String(s)
+}
+
+func visibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}

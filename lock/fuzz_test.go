@@ -57,6 +57,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"lockfileVersion":1,"generator":"x","servers":{}}`))
 	f.Add([]byte(`{"lockfileVersion":3,"servers":{}}`))
+	if data, err := Marshal(&File{Generator: "x", Servers: map[string]*Entry{"remote": remoteEntry(f)}}); err == nil {
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lf, err := Parse(data)
 		if err != nil {

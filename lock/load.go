@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -77,7 +78,7 @@ func Load(path string) (*File, error) {
 // topKeys and entryKeys are the keys the format defines, in writing order.
 var (
 	topKeys   = []string{"lockfileVersion", "generator", "servers"}
-	entryKeys = []string{"command", "envPassthrough", "protocolVersion", "supportedVersions", "serverInfo",
+	entryKeys = []string{"remote", "command", "envPassthrough", "protocolVersion", "supportedVersions", "serverInfo",
 		"instructions", "capabilities", "tools", "prompts", "resources", "resourceTemplates", "digests", "policy", "mcpform"}
 	digestKeys = []string{"surface", "instructions", "tools", "prompts", "resources", "resourceTemplates"}
 )
@@ -103,12 +104,12 @@ func Parse(data []byte) (*File, error) {
 	}
 	f := &File{Servers: map[string]*Entry{}}
 	switch v := string(top["lockfileVersion"]); v {
-	case "1", "2":
+	case "1", "2", "3":
 		f.Version = int(v[0] - '0')
 	case "":
 		return nil, &Error{Err: fmt.Errorf("lockfileVersion is missing")}
 	default:
-		return nil, &Error{Err: fmt.Errorf("lockfileVersion %s is not supported (this mcpform reads 1 and 2): upgrade mcpform, or re-create the lock with mcpform apply", v)}
+		return nil, &Error{Err: fmt.Errorf("lockfileVersion %s is not supported (this mcpform reads 1 to 3): upgrade mcpform, or re-create the lock with mcpform apply", v)}
 	}
 	if g, ok := top["generator"]; ok {
 		if err := json.Unmarshal(g, &f.Generator); err != nil {
@@ -133,6 +134,9 @@ func Parse(data []byte) (*File, error) {
 		}
 		if e.Modern() && f.Version < 2 {
 			return nil, &Error{Server: name, Err: fmt.Errorf("has supportedVersions (a 2026-07-28 entry) in a version-1 lock; lockfileVersion must be 2")}
+		}
+		if e.Remote != nil && f.Version < 3 {
+			return nil, &Error{Server: name, Err: fmt.Errorf("is a remote server in a version-%d lock; lockfileVersion must be 3", f.Version)}
 		}
 		f.Servers[name] = e
 	}
@@ -179,10 +183,21 @@ func parseEntry(data []byte) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"command", "envPassthrough", "protocolVersion", "serverInfo", "instructions", "capabilities",
-		"tools", "prompts", "resources", "resourceTemplates", "digests"} {
+	if raw, remote := m["remote"]; remote {
+		for _, k := range []string{"command", "envPassthrough"} {
+			if _, ok := m[k]; ok {
+				return nil, fmt.Errorf("has both remote and %s: a server is either local (command) or remote", k)
+			}
+		}
+		e := &Entry{}
+		if e.Remote, err = parseRemote(raw); err != nil {
+			return nil, err
+		}
+		return parseSurface(m, e)
+	}
+	for _, k := range []string{"command", "envPassthrough"} {
 		if _, ok := m[k]; !ok {
-			return nil, fmt.Errorf("%s is missing", k)
+			return nil, fmt.Errorf("%s is missing (or remote, for a remote server)", k)
 		}
 	}
 	e := &Entry{}
@@ -198,6 +213,51 @@ func parseEntry(data []byte) (*Entry, error) {
 	for _, n := range e.EnvPassthrough {
 		if !envName.MatchString(n) {
 			return nil, fmt.Errorf("envPassthrough: %q is not an environment variable name", n)
+		}
+	}
+	return parseSurface(m, e)
+}
+
+// parseRemote reads a remote entry's "remote" object.
+func parseRemote(raw json.RawMessage) (*Remote, error) {
+	r := &Remote{}
+	if err := strictDecode(raw, r, "remote", []string{"url", "transport", "headers", "auth"}); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(r.URL)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil || u.Fragment != "":
+		return nil, fmt.Errorf("remote.url %q is not an http(s) URL without userinfo or fragment", r.URL)
+	case r.Transport != TransportStreamableHTTP:
+		return nil, fmt.Errorf("remote.transport %q is not %q", r.Transport, TransportStreamableHTTP)
+	}
+	for k, v := range r.Headers {
+		if k == "" || strings.ContainsAny(k+v, "\r\n\x00") {
+			return nil, fmt.Errorf("remote.headers: %q is not a header mcpform can send", k)
+		}
+	}
+	if a := r.Auth; a != nil {
+		switch {
+		case a.BearerEnv != "" && a.OAuth:
+			return nil, fmt.Errorf("remote.auth has both bearerEnv and oauth")
+		case a.BearerEnv != "" && !envName.MatchString(a.BearerEnv):
+			return nil, fmt.Errorf("remote.auth.bearerEnv %q is not an environment variable name", a.BearerEnv)
+		case a.BearerEnv == "" && !a.OAuth:
+			return nil, fmt.Errorf("remote.auth is empty: leave it out for a server without authentication")
+		case len(a.Scopes) > 0 && !a.OAuth:
+			return nil, fmt.Errorf("remote.auth.scopes is set without oauth")
+		}
+	}
+	return r, nil
+}
+
+// parseSurface reads what every entry has, local or remote, into e.
+func parseSurface(m map[string]json.RawMessage, e *Entry) (*Entry, error) {
+	var err error
+	for _, k := range []string{"protocolVersion", "serverInfo", "instructions", "capabilities",
+		"tools", "prompts", "resources", "resourceTemplates", "digests"} {
+		if _, ok := m[k]; !ok {
+			return nil, fmt.Errorf("%s is missing", k)
 		}
 	}
 	if err := json.Unmarshal(m["protocolVersion"], &e.ProtocolVersion); err != nil || e.ProtocolVersion == "" {

@@ -219,7 +219,7 @@ func TestSealSortsAndRefuses(t *testing.T) {
 // refuse the whole file with a message naming the server and the item.
 func TestParseRefuses(t *testing.T) {
 	checkEditsRefused(t, goodLock(t, sampleFile(t)), []edit{
-		{"unknown version", `"lockfileVersion": 2`, `"lockfileVersion": 3`, "lockfileVersion 3 is not supported"},
+		{"unknown version", `"lockfileVersion": 2`, `"lockfileVersion": 4`, "lockfileVersion 4 is not supported"},
 		{"version as string", `"lockfileVersion": 2`, `"lockfileVersion": "2"`, `lockfileVersion "2" is not supported`},
 		{"version 1 with supportedVersions", `"lockfileVersion": 2`, `"lockfileVersion": 1`, `server "notes": has supportedVersions (a 2026-07-28 entry) in a version-1 lock`},
 		{"duplicate key deep", `"readOnlyHint": true`, `"readOnlyHint": true, "readOnlyHint": false`, `duplicate key "readOnlyHint" at $["servers"]["time"]["tools"][1]["annotations"]`},
@@ -583,5 +583,93 @@ func TestLimitsNeedASandbox(t *testing.T) {
 	_, err = Parse(bad)
 	if err == nil || !strings.Contains(err.Error(), "mcpform.sandboxLimits is set, and policy.sandbox is not") {
 		t.Errorf("Parse error = %v, want the limits refused without a sandbox", err)
+	}
+}
+
+// remoteEntry is a server reached over Streamable HTTP with a static token.
+func remoteEntry(t testing.TB) *Entry {
+	t.Helper()
+	e := &Entry{
+		Remote:          &Remote{URL: "https://mcp.example.com/mcp", Transport: TransportStreamableHTTP, Headers: map[string]string{"X-Org": "acme"}, Auth: &RemoteAuth{BearerEnv: "EXAMPLE_TOKEN"}},
+		ProtocolVersion: "2025-11-25",
+		ServerInfo:      json.RawMessage(`{"name":"remote","version":"1.0.0"}`),
+		Capabilities:    json.RawMessage(`{"tools":{}}`),
+		Tools:           mustItems(t, Tools, `{"name":"echo","inputSchema":{"type":"object"}}`),
+	}
+	if err := e.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// A lock with a remote entry is version 3, holds "remote" instead of
+// command and envPassthrough, and round-trips byte-identically; one with
+// only local entries keeps its version.
+func TestRemoteEntryRoundTrip(t *testing.T) {
+	data, err := Marshal(&File{Generator: "x", Servers: map[string]*Entry{"remote": remoteEntry(t), "time": timeEntry(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"lockfileVersion": 3,`, `      "remote": {
+        "url": "https://mcp.example.com/mcp",
+        "transport": "streamable-http",
+        "headers": {
+          "X-Org": "acme"
+        },
+        "auth": {
+          "bearerEnv": "EXAMPLE_TOKEN"
+        }
+      },
+      "protocolVersion"`} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("the lock does not hold %s:\n%s", want, data)
+		}
+	}
+	f, err := Parse(data)
+	if err != nil {
+		t.Fatalf("Parse(Marshal(f)): %v\n%s", err, data)
+	}
+	if diff := cmp.Diff(remoteEntry(t).Remote, f.Servers["remote"].Remote); diff != "" {
+		t.Errorf("remote differs after a round trip (-want +got):\n%s", diff)
+	}
+	again, _ := Marshal(f)
+	if !bytes.Equal(data, again) {
+		t.Errorf("Marshal(Parse(data)) differs:\n%s", again)
+	}
+	local, _ := Marshal(&File{Generator: "x", Servers: map[string]*Entry{"time": timeEntry(t)}})
+	if !bytes.Contains(local, []byte(`"lockfileVersion": 1,`)) || bytes.Contains(local, []byte(`"remote"`)) {
+		t.Errorf("a lock of local servers changed format:\n%s", local)
+	}
+}
+
+func TestParseRefusesRemote(t *testing.T) {
+	good, err := Marshal(&File{Generator: "x", Servers: map[string]*Entry{"remote": remoteEntry(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []edit{
+		{"version 2", `"lockfileVersion": 3`, `"lockfileVersion": 2`, `server "remote": is a remote server in a version-2 lock`},
+		{"both remote and command", `"remote": {
+        "url"`, `"command": ["x"], "remote": {
+        "url"`, "has both remote and command"},
+		{"userinfo", `https://mcp.example.com`, `https://me:pw@mcp.example.com`, "without userinfo"},
+		{"not http", `https://mcp.example.com/mcp`, `file:///etc/passwd`, "is not an http(s) URL"},
+		{"unknown transport", `"streamable-http"`, `"websocket"`, `remote.transport "websocket"`},
+		{"unknown key", `"transport":`, `"token": "x", "transport":`, "unknown"},
+		{"header with a newline", `"acme"`, `"acme\r\nX-Evil: 1"`, "is not a header mcpform can send"},
+		{"bad env name", `"EXAMPLE_TOKEN"`, `"EXAMPLE TOKEN"`, "is not an environment variable name"},
+		{"empty auth", `"bearerEnv": "EXAMPLE_TOKEN"`, ``, "remote.auth is empty"},
+		{"scopes without oauth", `"bearerEnv": "EXAMPLE_TOKEN"`, `"bearerEnv": "EXAMPLE_TOKEN", "scopes": ["a"]`, "scopes is set without oauth"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			edited := bytes.Replace(good, []byte(c.old), []byte(c.new), 1)
+			if bytes.Equal(edited, good) {
+				t.Fatalf("the edit did not apply: %q not in\n%s", c.old, good)
+			}
+			_, err := Parse(edited)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
 	}
 }

@@ -19,8 +19,9 @@ const (
 
 // File is a whole mcp.lock.
 type File struct {
-	// Version is lockfileVersion: 1, or 2 when an entry was locked over
-	// 2026-07-28. Marshal derives it from the entries.
+	// Version is lockfileVersion: 1, 2 when an entry was locked over
+	// 2026-07-28, 3 when an entry is remote. Marshal derives it from the
+	// entries.
 	Version int
 	// Generator names the tool that wrote the file. Informational.
 	Generator string
@@ -31,8 +32,11 @@ type File struct {
 
 // Entry is one server's locked surface and the settings it was locked with.
 type Entry struct {
+	// Command and EnvPassthrough are a local server's (nil for a remote
+	// one); Remote is a remote server's (nil for a local one).
 	Command        []string
 	EnvPassthrough []string
+	Remote         *Remote
 
 	ProtocolVersion string
 	// SupportedVersions is non-nil exactly for an entry locked over
@@ -59,6 +63,34 @@ type Entry struct {
 	// other readers of the format can ignore.
 	Mcpform *Settings
 }
+
+// Remote is how mcpform reaches a server over the network: what makes it
+// that server, besides its surface. A change of any is definitional
+// drift: a server that moves must be reviewed.
+type Remote struct {
+	// URL is the server's endpoint, normalised (lang checks and
+	// normalises it: https, or http to a loopback address).
+	URL string `json:"url"`
+	// Transport is "streamable-http".
+	Transport string `json:"transport"`
+	// Headers are fixed headers mcpform sends (never credentials).
+	Headers map[string]string `json:"headers,omitempty"`
+	// Auth is how mcpform authenticated when it locked the server (the
+	// surface can depend on the caller); nil for none. Never a token.
+	Auth *RemoteAuth `json:"auth,omitempty"`
+}
+
+// RemoteAuth says which credentials a remote server was locked with.
+type RemoteAuth struct {
+	// BearerEnv names the environment variable holding a static token.
+	BearerEnv string `json:"bearerEnv,omitempty"`
+	// OAuth is true for MCP authorization (OAuth 2.1), with Scopes.
+	OAuth  bool     `json:"oauth,omitempty"`
+	Scopes []string `json:"scopes,omitempty"`
+}
+
+// TransportStreamableHTTP is the one remote transport mcpform speaks.
+const TransportStreamableHTTP = "streamable-http"
 
 // Modern reports whether the entry was locked over 2026-07-28.
 func (e *Entry) Modern() bool { return e.SupportedVersions != nil }

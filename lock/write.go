@@ -17,7 +17,8 @@ import (
 
 // Marshal returns the lock's deterministic form: the format's key order,
 // servers sorted by name, each list sorted by key, 2-space indentation and a
-// trailing newline. lockfileVersion is 2 exactly when an entry is modern.
+// trailing newline. lockfileVersion is 3 when an entry is remote, else 2
+// exactly when an entry is modern.
 // Every entry must be sealed.
 func Marshal(f *File) ([]byte, error) {
 	version := 1
@@ -27,7 +28,10 @@ func Marshal(f *File) ([]byte, error) {
 			return nil, fmt.Errorf("server name %q is not valid", name)
 		}
 		if e.Modern() {
-			version = 2
+			version = max(version, 2)
+		}
+		if e.Remote != nil {
+			version = 3
 		}
 		names = append(names, name)
 	}
@@ -120,8 +124,12 @@ func (w *writer) entry(name string, e *Entry, last bool) error {
 	}
 	const d = 3
 	w.line(2, "%s: {", quote(name))
-	w.member(d, "command", mustJSON(e.Command), false)
-	w.member(d, "envPassthrough", mustJSON(nonNil(e.EnvPassthrough)), false)
+	if e.Remote != nil {
+		w.member(d, "remote", mustJSON(e.Remote), false)
+	} else {
+		w.member(d, "command", mustJSON(e.Command), false)
+		w.member(d, "envPassthrough", mustJSON(nonNil(e.EnvPassthrough)), false)
+	}
 	w.member(d, "protocolVersion", mustJSON(e.ProtocolVersion), false)
 	if e.Modern() {
 		w.member(d, "supportedVersions", mustJSON(e.SupportedVersions), false)

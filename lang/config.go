@@ -68,8 +68,21 @@ type Server struct {
 	// Addr is the address plans show: "server.time",
 	// "module.github.server.issues".
 	Addr string
-	// Command is the argv, never empty, never a shell string.
+	// Command is the argv of a local server, never a shell string. It is
+	// empty (nil) exactly for a remote server, which has URL instead.
 	Command []string
+	// URL is the endpoint of a remote (Streamable HTTP) server, normalised:
+	// https (http only for a loopback host), lower-case scheme and host,
+	// no default port, an empty path written "/", the query as written;
+	// "" for a command server.
+	URL string `json:",omitempty"`
+	// Headers are the fixed HTTP headers sent to a remote server, by name
+	// as written. They are never credentials (Auth carries those) nor
+	// headers mcpform sets itself; nil when there are none.
+	Headers map[string]string `json:",omitempty"`
+	// Auth is how mcpform authorizes to a remote server, from its auth
+	// block; nil when it has none (always for a command server).
+	Auth *Auth `json:",omitempty"`
 	// Env lists the names of the environment variables passed to the
 	// server, in the order written. Values are never part of the config.
 	Env []string
@@ -92,6 +105,23 @@ type Server struct {
 	// says where the server is written, not what it is, so it is left out
 	// of the server's JSON, which plan.ConfigDigest hashes.
 	DeclRange hcl.Range `json:"-"`
+}
+
+// Auth is a remote server's auth block: exactly one of OAuth and BearerEnv
+// is set. The new fields of Server and these are left out of the JSON when
+// empty, so that a command server's JSON, which plan.ConfigDigest hashes,
+// is what it was before remote servers.
+type Auth struct {
+	// OAuth is true for MCP authorization (OAuth 2.1): mcpform signs in
+	// through the authorization server the remote server names.
+	OAuth bool `json:",omitempty"`
+	// Scopes are the OAuth scopes to request, in the order written; nil
+	// requests the server's default. Only with OAuth.
+	Scopes []string `json:",omitempty"`
+	// BearerEnv is the name of the environment variable that holds a
+	// static token, sent as "Authorization: Bearer …"; "" with OAuth.
+	// The value is read when mcpform connects and is never stored.
+	BearerEnv string `json:",omitempty"`
 }
 
 // Defaults for optional server arguments.

@@ -3,13 +3,16 @@ package lang
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/mcpform/mcpform/policy"
 )
@@ -62,8 +65,15 @@ func checkServers(t *testing.T, servers []*Server) {
 			t.Errorf("server names not unique and sorted at %q", s.Name)
 		}
 		seen[s.Name] = true
-		if len(s.Command) == 0 || s.Command[0] == "" {
+		switch {
+		case (len(s.Command) == 0) == (s.URL == ""):
+			t.Errorf("%s: command %q and url %q: want exactly one", s.Name, s.Command, s.URL)
+		case s.URL != "":
+			checkRemote(t, s)
+		case s.Command[0] == "":
 			t.Errorf("%s: empty command", s.Name)
+		case s.Headers != nil || s.Auth != nil:
+			t.Errorf("%s: a command server with headers or auth", s.Name)
 		}
 		if !contains(protocols, s.Protocol) || s.Timeout <= 0 || s.Timeout > maxTimeout {
 			t.Errorf("%s: protocol %q timeout %v", s.Name, s.Protocol, s.Timeout)
@@ -86,6 +96,42 @@ func checkServers(t *testing.T, servers []*Server) {
 				if hp, err := policy.ParseHostPort(a); err != nil || hp.String() != a {
 					t.Errorf("%s: allow %q not canonical (%v)", s.Name, a, err)
 				}
+			}
+		}
+	}
+}
+
+// checkRemote asserts what a remote server's connection relies on: a url
+// in its normal form, headers that are neither reserved nor credentials,
+// and one authorization method.
+func checkRemote(t *testing.T, s *Server) {
+	t.Helper()
+	u, err := url.Parse(s.URL)
+	if err != nil || u.User != nil || u.Fragment != "" || u.Hostname() == "" || u.Path == "" ||
+		!(u.Scheme == "https" || u.Scheme == "http" && isLoopback(u.Hostname())) {
+		t.Errorf("%s: url %q (%v)", s.Name, s.URL, err)
+	} else if again := checkURL(&hcl.Attribute{Name: "url", Expr: hcl.StaticExpr(cty.StringVal(s.URL), hcl.Range{})}, s.URL, new(hcl.Diagnostics)); again != s.URL {
+		t.Errorf("%s: url %q normalises again to %q", s.Name, s.URL, again)
+	}
+	if len(s.Env) > 0 || s.Policy.Sandbox != nil {
+		t.Errorf("%s: a remote server with env or a sandbox", s.Name)
+	}
+	if s.Headers != nil && len(s.Headers) == 0 {
+		t.Errorf("%s: empty headers are not nil", s.Name)
+	}
+	for k, v := range s.Headers {
+		if !isToken(k) || containsFold(reservedHeaders, k) || containsFold(credentialHeaders, k) || looksLikeCredential(v) ||
+			strings.ContainsAny(v, "\r\n\x00") {
+			t.Errorf("%s: header %q", s.Name, k)
+		}
+	}
+	if a := s.Auth; a != nil {
+		if a.OAuth == (a.BearerEnv != "") || (a.BearerEnv != "" && !envName.MatchString(a.BearerEnv)) || (len(a.Scopes) > 0 && !a.OAuth) {
+			t.Errorf("%s: auth %+v", s.Name, a)
+		}
+		for _, sc := range a.Scopes {
+			if !isScopeToken(sc) {
+				t.Errorf("%s: scope %q", s.Name, sc)
 			}
 		}
 	}

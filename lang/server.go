@@ -23,7 +23,9 @@ import (
 
 var serverSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "command", Required: true},
+		{Name: "command"},
+		{Name: "url"},
+		{Name: "headers"},
 		{Name: "env"},
 		{Name: "protocol"},
 		{Name: "timeout"},
@@ -31,6 +33,7 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "client_capabilities"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "auth"},
 		{Type: "sandbox"},
 		{Type: "taint"},
 		{Type: "tool", LabelNames: []string{"name"}},
@@ -43,10 +46,14 @@ var networkSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "al
 var limitsSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "memory"}, {Name: "processes"}, {Name: "files"}, {Name: "file_size"}}}
 var taintSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sources"}, {Name: "sinks"}}}
 var toolSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "version", Required: true}}}
+var authSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "oauth"}, {Name: "scopes"}, {Name: "bearer_env"}}}
 
 // knownClientCapabilities are the client capabilities MCP defines; others
 // are allowed (the protocol grows) but draw a warning, for typos.
 var knownClientCapabilities = []string{"elicitation", "experimental", "extensions", "roots", "sampling", "tasks"}
+
+// remoteOnly are the arguments only a remote (url) server has.
+var remoteOnly = []string{"url", "headers", "oauth", "scopes", "bearer_env"}
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -63,19 +70,62 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 	}
 	body := dynblock.Expand(b.Body, s.ctx)
 	content, diags := body.Content(serverSchema)
-	for _, d := range diags {
-		if d.Summary == "Missing required argument" && strings.Contains(d.Detail, `"command"`) {
-			d.Detail += ` Add command = ["program", "arg", …]: the argv that starts the server.`
-		}
+
+	// A server is local (command: mcpform starts it) or remote (url:
+	// mcpform connects to it). Whether an attribute is written decides
+	// which, not its value, which may be unknown (validate).
+	command, hasCommand := content.Attributes["command"]
+	u, hasURL := content.Attributes["url"]
+	local, remote := hasCommand && !hasURL, hasURL && !hasCommand
+	switch {
+	case !hasCommand && !hasURL:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing required argument",
+			Detail:   `A server needs command or url, and this one has neither. Add command = ["program", "arg", …], the argv that starts a local server, or url = "https://…", the endpoint of a remote (Streamable HTTP) server.`,
+			Subject:  b.Body.MissingItemRange().Ptr(),
+		})
+	case hasCommand && hasURL:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Conflicting arguments command and url",
+			Detail:   fmt.Sprintf("A server is either local (command: mcpform starts it) or remote (url: mcpform connects to it), not both; command is at %s. Pick one: remove url to start command, or remove command to connect to url.", rangeString(command.Range)),
+			Subject:  u.Range.Ptr(),
+		})
 	}
 
-	if a, ok := content.Attributes["command"]; ok {
-		if v, ok := s.stringList(a, &diags); ok {
-			srv.Command = checkCommand(a, v, &diags)
+	if local {
+		if v, ok := s.stringList(command, &diags); ok {
+			srv.Command = checkCommand(command, v, &diags)
+		}
+	}
+	if remote {
+		if v, ok := s.str(u, &diags); ok {
+			srv.URL = checkURL(u, v, &diags)
+		}
+	}
+	if a, ok := content.Attributes["headers"]; ok {
+		switch {
+		case local:
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unsupported argument for a local server",
+				Detail:   "headers are HTTP headers sent to a remote (url) server; mcpform talks to a command server over its stdin and stdout, with no headers. Remove headers, or pass what the server needs through env.",
+				Subject:  a.Range.Ptr(),
+			})
+		case remote:
+			srv.Headers = s.headers(a, &diags)
 		}
 	}
 	envKnown := true // false when env is unknown (validate without variables) or wrong
-	if a, ok := content.Attributes["env"]; ok {
+	if a, ok := content.Attributes["env"]; ok && remote {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unsupported argument for a remote server",
+			Detail:   `env names environment variables passed to a process mcpform starts, and mcpform starts no process for a url server. A remote server gets its credentials through auth { bearer_env = "NAME" }; remove env.`,
+			Subject:  a.Range.Ptr(),
+		})
+	} else if ok {
 		if v, ok := s.stringList(a, &diags); ok {
 			srv.Env = checkEnv(a, v, &diags)
 		} else {
@@ -149,7 +199,27 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 		}
 		seen[key] = blk
 		switch blk.Type {
+		case "auth":
+			if local {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Unsupported block for a local server",
+					Detail:   "auth says how mcpform authorizes to a remote (url) server. A command server gets its credentials from the environment: list the variable's name in env instead, and remove the auth block.",
+					Subject:  blk.DefRange.Ptr(),
+				})
+			} else if remote {
+				srv.Auth = s.decodeAuth(blk, &diags)
+			}
 		case "sandbox":
+			if remote {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Unsupported block for a remote server",
+					Detail:   "sandbox confines a local process that mcpform starts (command); a url server runs elsewhere, so there is nothing here to confine. Remove the sandbox block.",
+					Subject:  blk.DefRange.Ptr(),
+				})
+				continue
+			}
 			srv.Policy.Sandbox = s.decodeSandbox(blk, &diags)
 		case "taint":
 			srv.Policy.Taint = s.decodeTaint(blk, &diags)
@@ -176,14 +246,16 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 		}
 	}
 	diags = withoutUnknownLabels(diags)
-	if diags.HasErrors() || srv.Command == nil {
+	if diags.HasErrors() || (srv.Command == nil && srv.URL == "") {
 		return nil, diags
 	}
-	diags = append(diags, s.checkProgram(srv, content.Attributes["command"])...)
-	if envKnown {
-		diags = append(diags, s.checkLauncher(srv, content.Attributes["command"], content.Attributes["env"])...)
+	if srv.Command != nil {
+		diags = append(diags, s.checkProgram(srv, command)...)
+		if envKnown {
+			diags = append(diags, s.checkLauncher(srv, command, content.Attributes["env"])...)
+		}
+		diags = append(diags, checkPinned(srv, command)...)
 	}
-	diags = append(diags, checkPinned(srv, content.Attributes["command"])...)
 	return srv, diags
 }
 
@@ -225,10 +297,14 @@ func (s *scope) value(a *hcl.Attribute, diags *hcl.Diagnostics) (cty.Value, bool
 		return v, false
 	}
 	if v.ContainsMarked() {
+		instead := "Pass a secret to the server through env (names only; the value is read when the server starts) instead."
+		if contains(remoteOnly, a.Name) {
+			instead = `Give a remote server its token through auth { bearer_env = "NAME" } (the name of the environment variable that holds it; the value is read when mcpform connects) instead.`
+		}
 		*diags = append(*diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Sensitive value in server configuration",
-			Detail:   fmt.Sprintf("%s uses a sensitive variable, but mcp.lock stores server settings in plain text. Pass a secret to the server through env (names only; the value is read when the server starts) instead.", a.Name),
+			Detail:   fmt.Sprintf("%s uses a sensitive variable, but mcp.lock stores server settings in plain text. %s", a.Name, instead),
 			Subject:  a.Expr.Range().Ptr(),
 		})
 		return v, false

@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -341,7 +342,9 @@ func (h *httpLines) post(body []byte) {
 			deliver(b)
 			return
 		}
-		h.fail(id, fmt.Sprintf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), bodyExcerpt(b)))
+		// The server's own refusal: a legacy server's answer to
+		// server/discover may be one, so the probe may fall back.
+		h.failWith(id, codeHTTPStatus, fmt.Sprintf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), bodyExcerpt(b)))
 	case ct == "application/json":
 		b, err := io.ReadAll(io.LimitReader(resp.Body, int64(h.maxLine)+1))
 		if err != nil {
@@ -435,16 +438,36 @@ func (h *httpLines) emit(msg []byte) {
 	h.w.Write(b.Bytes())
 }
 
-// fail answers the request id with an error of mcpform's (nothing when
-// id is nil: a notification has no answer to carry it).
-func (h *httpLines) fail(id []byte, why string) {
+// Codes of the errors httpLines answers a request with when the server's
+// answer is not one: codeTransport for what no probe may go on from (a
+// refused credential, a broken or oversized answer, a connection that
+// failed), codeHTTPStatus for an HTTP error status, which is the server's
+// refusal. The probe turns the first into a *TransportError.
+const (
+	codeTransport  = -32099
+	codeHTTPStatus = -32098
+)
+
+// TransportError is a remote server's answer that was not one: mcpform
+// could not reach the server, or refused what it sent.
+type TransportError struct{ Msg string }
+
+func (e *TransportError) Error() string { return e.Msg }
+
+// fail answers the request id with a transport error (nothing when id is
+// nil: a notification has no answer to carry it).
+func (h *httpLines) fail(id []byte, why string) { h.failWith(id, codeTransport, why) }
+
+func (h *httpLines) failWith(id []byte, code int, why string) {
 	if id == nil {
 		return
 	}
 	b := []byte(`{"jsonrpc":"2.0","id":`)
 	b = append(b, id...)
-	b = append(b, `,"error":{"code":-32000,"message":`...)
-	b = AppendQuoted(b, "mcpform: "+why)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, `,"message":`...)
+	b = AppendQuoted(b, why)
 	h.emit(append(b, "}}"...))
 }
 

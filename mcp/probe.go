@@ -132,6 +132,7 @@ type Surface struct {
 // it to exit code 3.
 type ProbeError struct {
 	Server string
+	Remote bool   // reached over the network: there is no stderr to show
 	Stage  string // "start", "server/discover", "initialize", "tools/list", …
 	Err    error
 	Stderr string // the tail of the server's stderr, unescaped
@@ -155,7 +156,7 @@ func (e *ProbeError) Error() string {
 			b.WriteString("\n  | ")
 			b.WriteString(escape.String(l))
 		}
-	} else {
+	} else if !e.Remote {
 		b.WriteString(" (nothing on stderr)")
 	}
 	return b.String()
@@ -237,7 +238,7 @@ func Probe(ctx context.Context, spec ServerSpec) (*Surface, error) {
 		if errors.Is(err, ErrServerClosed) && p.proc != nil {
 			err = fmt.Errorf("%w (%s)", err, exitStatus(p.proc.Wait()))
 		}
-		pe := &ProbeError{Server: spec.Name, Stage: p.stage, Err: err}
+		pe := &ProbeError{Server: spec.Name, Stage: p.stage, Err: err, Remote: spec.URL != ""}
 		if p.proc != nil {
 			pe.Stderr = p.proc.StderrTail()
 		}
@@ -396,6 +397,11 @@ func (p *prober) call(ctx context.Context, timeout time.Duration, method string,
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	raw, err := p.conn.Call(cctx, method, params)
+	var rpcErr *RPCError
+	if p.remote != nil && errors.As(err, &rpcErr) && rpcErr.Code == codeTransport {
+		// Not the server's answer: no era fallback, and no JSON-RPC code.
+		err = &TransportError{Msg: rpcErr.Message}
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("no answer to %s within %v: %w", method, timeout, context.DeadlineExceeded)

@@ -72,8 +72,12 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			sp.Error = err.Error()
 			continue
 		}
-		t := Target{Name: s.Name, Command: s.Command, Env: s.Env, Dir: cfg.Dir, Era: era,
+		t := Target{Name: s.Name, Command: s.Command, Env: s.Env, Remote: remoteOf(s), Dir: cfg.Dir, Era: era,
 			ClientCapabilities: s.ClientCapabilities, Timeout: s.Timeout, LookupEnv: opts.LookupEnv}
+		if t.Remote != nil && t.Remote.Auth != nil && t.Remote.Auth.OAuth {
+			sp.Error = "auth { oauth = true } needs mcpform login, which this mcpform does not have yet: use auth { bearer_env = \"NAME\" } with a token for now"
+			continue
+		}
 		if old, ok := locked.Servers[s.Name]; ok && era == mcp.EraAuto {
 			t.Locked = old
 		}
@@ -128,8 +132,12 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			continue
 		}
 		sp := &ServerPlan{Name: name, Addr: addrOf(name), Action: Delete}
-		sp.Changes = []Change{{Addr: sp.Addr + ".command", Action: Delete, Class: Config, Grade: None, Rule: "CFG-SERVER-REMOVED",
-			Before: mustJSON(e.Command), Detail: "removed from mcp.hcl; apply deletes its entry"}}
+		field, before := "command", mustJSON(e.Command)
+		if e.Remote != nil {
+			field, before = "url", mustJSON(e.Remote.URL)
+		}
+		sp.Changes = []Change{{Addr: sp.Addr + "." + field, Action: Delete, Class: Config, Grade: None, Rule: "CFG-SERVER-REMOVED",
+			Before: before, Detail: "removed from mcp.hcl; apply deletes its entry"}}
 		if e.Mcpform != nil {
 			sp.LockedVersion = e.Mcpform.Version
 		}
@@ -170,7 +178,7 @@ func notFoundHint(s *lang.Server, probed []string) string {
 // most common reason a server started through "#!/usr/bin/env node", npx or
 // uvx fails is that it sees only the variables named in env.
 func envHint(s *lang.Server) string {
-	if s == nil || slices.Contains(s.Env, "PATH") {
+	if s == nil || s.URL != "" || slices.Contains(s.Env, "PATH") {
 		return ""
 	}
 	return "\nThe server sees only the environment variables named in its env list, and PATH is not one: " +
@@ -180,8 +188,11 @@ func envHint(s *lang.Server) string {
 // planServer fills sp for a probed server: the entry apply would write, and
 // every change against the locked entry (nil for a new server).
 func planServer(sp *ServerPlan, s *lang.Server, old, live *lock.Entry) {
-	live.Command = s.Command
-	live.EnvPassthrough = append([]string{}, s.Env...)
+	live.Command, live.EnvPassthrough, live.Remote = nil, nil, remoteOf(s)
+	if live.Remote == nil {
+		live.Command = s.Command
+		live.EnvPassthrough = append([]string{}, s.Env...)
+	}
 	live.Mcpform = settingsOf(s)
 	pol := s.Policy
 	if !pol.IsEmpty() {
@@ -192,8 +203,12 @@ func planServer(sp *ServerPlan, s *lang.Server, old, live *lock.Entry) {
 	base := old
 	if old == nil {
 		sp.Action = Create
-		sp.Changes = append(sp.Changes, Change{Addr: sp.Addr + ".command", Action: Create, Class: Config, Grade: None, Rule: "CFG-SERVER-ADDED",
-			After: mustJSON(s.Command), Detail: "new in mcp.hcl; apply locks its surface"})
+		field, after := "command", mustJSON(s.Command)
+		if live.Remote != nil {
+			field, after = "url", mustJSON(live.Remote.URL)
+		}
+		sp.Changes = append(sp.Changes, Change{Addr: sp.Addr + "." + field, Action: Create, Class: Config, Grade: None, Rule: "CFG-SERVER-ADDED",
+			After: after, Detail: "new in mcp.hcl; apply locks its surface"})
 		base = emptyEntry(live)
 	} else {
 		sp.Changes = append(sp.Changes, configChanges(sp.Addr, old, live)...)
@@ -252,6 +267,19 @@ func settingsOf(s *lang.Server) *lock.Settings {
 	return st
 }
 
+// remoteOf is what the lock pins of a remote server declared in mcp.hcl;
+// nil for a command server.
+func remoteOf(s *lang.Server) *lock.Remote {
+	if s.URL == "" {
+		return nil
+	}
+	r := &lock.Remote{URL: s.URL, Transport: lock.TransportStreamableHTTP, Headers: s.Headers}
+	if a := s.Auth; a != nil {
+		r.Auth = &lock.RemoteAuth{OAuth: a.OAuth, Scopes: a.Scopes, BearerEnv: a.BearerEnv}
+	}
+	return r
+}
+
 // configChanges compares what mcp.hcl declares with what the lock holds.
 func configChanges(addr string, old, live *lock.Entry) []Change {
 	var out []Change
@@ -261,8 +289,20 @@ func configChanges(addr string, old, live *lock.Entry) []Change {
 			out = append(out, Change{Addr: addr + "." + field, Action: Update, Class: Config, Grade: None, Rule: rule, Before: b, After: a})
 		}
 	}
-	add("CFG-COMMAND-CHANGED", "command", old.Command, live.Command)
-	add("CFG-ENV-CHANGED", "env", nonNil(old.EnvPassthrough), nonNil(live.EnvPassthrough))
+	or, lr := old.Remote, live.Remote
+	if or == nil {
+		or = &lock.Remote{}
+	}
+	if lr == nil {
+		lr = &lock.Remote{}
+	}
+	if old.Remote == nil || live.Remote == nil {
+		add("CFG-COMMAND-CHANGED", "command", old.Command, live.Command)
+		add("CFG-ENV-CHANGED", "env", nonNil(old.EnvPassthrough), nonNil(live.EnvPassthrough))
+	}
+	add("CFG-URL-CHANGED", "url", or.URL, lr.URL)
+	add("CFG-HEADERS-CHANGED", "headers", or.Headers, lr.Headers)
+	add("CFG-AUTH-CHANGED", "auth", or.Auth, lr.Auth)
 	os, ls := settingsOrEmpty(old.Mcpform), settingsOrEmpty(live.Mcpform)
 	add("CFG-PROTOCOL-CHANGED", "protocol", protocolName(os.Protocol), protocolName(ls.Protocol))
 	add("CFG-VERSION-CHANGED", "version", os.Version, ls.Version)

@@ -14,9 +14,12 @@ import (
 
 // Target is one server to probe, whether declared in mcp.hcl or locked.
 type Target struct {
-	Name               string
-	Command            []string
-	Env                []string
+	Name    string
+	Command []string
+	Env     []string
+	// Remote is a remote server's endpoint and auth, instead of Command
+	// and Env.
+	Remote             *lock.Remote
 	Dir                string // the server's working directory: the lock's (and mcp.hcl's) directory
 	Era                mcp.Era
 	ClientCapabilities json.RawMessage
@@ -39,7 +42,7 @@ type Target struct {
 // TargetFromEntry is the Target that probes a locked entry exactly as it was
 // locked: its argv, env names, client capabilities, timeout and era.
 func TargetFromEntry(name string, e *lock.Entry, dir string) Target {
-	t := Target{Name: name, Command: e.Command, Env: e.EnvPassthrough, Dir: dir, Locked: e, Era: mcp.EraAuto}
+	t := Target{Name: name, Command: e.Command, Env: e.EnvPassthrough, Remote: e.Remote, Dir: dir, Locked: e, Era: mcp.EraAuto}
 	if s := e.Mcpform; s != nil {
 		t.ClientCapabilities = s.ClientCapabilities
 		if d, err := time.ParseDuration(s.Timeout); err == nil {
@@ -89,7 +92,18 @@ func Probe(ctx context.Context, t Target) (*lock.Entry, error) {
 }
 
 func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, error) {
+	var url, bearer string
+	var headers map[string]string
+	if r := t.Remote; r != nil {
+		url, headers = r.URL, r.Headers
+		if r.Auth != nil {
+			bearer = r.Auth.BearerEnv
+		}
+	}
 	return mcp.Probe(ctx, mcp.ServerSpec{
+		URL:                url,
+		Headers:            headers,
+		BearerEnv:          bearer,
 		Name:               t.Name,
 		Command:            t.Command,
 		Env:                t.Env,

@@ -10,6 +10,7 @@ import (
 	goruntime "runtime"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/runtime"
 	"github.com/mcpform/mcpform/runtime/audit"
@@ -80,6 +81,13 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 	}
 	entry, ok := lockedServer(io, "mcpform run", file, f.name, f.lockPath)
 	if !ok {
+		return exitError
+	}
+	if entry.Remote != nil {
+		// Fail closed: a client pointed here gets nothing rather than an
+		// unenforced connection.
+		fmt.Fprintf(io.err, "mcpform run: %s is a remote server (%s): this mcpform locks, plans and verifies remote servers, and does not proxy them yet; `mcpform verify %s` checks it is still what was locked\n",
+			f.name, escape.String(entry.Remote.URL), f.name)
 		return exitError
 	}
 	auditPath := f.auditPath

@@ -30,7 +30,17 @@ func Entry(w io.Writer, name string, e *lock.Entry) {
 		era = "2026-07-28 (server/discover); supports " + strings.Join(e.SupportedVersions, ", ")
 	}
 	fmt.Fprintf(w, "server %q\n", name)
-	fmt.Fprintf(w, "  command      %s\n", Command(e.Command))
+	if r := e.Remote; r != nil {
+		fmt.Fprintf(w, "  url          %s (%s)\n", escape.String(r.URL), r.Transport)
+		switch {
+		case r.Auth != nil && r.Auth.OAuth:
+			fmt.Fprintf(w, "  auth         oauth, scopes %s\n", escape.String(strings.Join(r.Auth.Scopes, " ")))
+		case r.Auth != nil:
+			fmt.Fprintf(w, "  auth         bearer token from %s\n", r.Auth.BearerEnv)
+		}
+	} else {
+		fmt.Fprintf(w, "  command      %s\n", Command(e.Command))
+	}
 	if len(e.EnvPassthrough) > 0 {
 		fmt.Fprintf(w, "  env          %s\n", strings.Join(e.EnvPassthrough, ", "))
 	}

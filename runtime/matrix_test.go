@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,8 +124,16 @@ func TestInspectorMatrix(t *testing.T) {
 						}
 						continue
 					}
-					through, err := client.inspect(append([]string{mcpform, "run", "-lock", lockPath, "-audit", auditPath, s.name}, req...))
+					// Both at once: each is mostly a client's and a
+					// server's start-up.
+					var through map[string]any
+					var err error
+					var both sync.WaitGroup
+					both.Go(func() {
+						through, err = client.inspect(append([]string{mcpform, "run", "-lock", lockPath, "-audit", auditPath, s.name}, req...))
+					})
 					direct, derr := client.inspect(append(append([]string(nil), s.argv...), req...))
+					both.Wait()
 					switch {
 					case err != nil && derr != nil:
 						continue // refused both ways (the server's own error)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,13 +33,15 @@ func parseClientConfigFlags(args []string, stderr io.Writer) (clientConfigFlags,
 	fs := newFlagSet("client-config", stderr, `Usage: mcpform client-config [-client NAME] [-lock FILE] [-write] [-file PATH] [-mcpform PATH] [NAME...]
 
 Prints the client configuration that launches `+"`mcpform run -lock LOCK NAME`"+` for every locked
-server (or the NAMEs), with absolute paths, ready to paste. With -write it updates the client's
-file instead: it shows the diff, keeps a backup and replaces only the entries with the same
-names, keeping their env; every other key and server, comments, layout, a byte order mark
-and CRLF line endings stay as they were. In a workspace's .vscode/mcp.json or .cursor/mcp.json,
-a file teams commit, paths under the workspace are written ${workspaceFolder}/... and others
-under your home ${userHome}/..., which the editor expands. The backup goes to
-$XDG_STATE_HOME/mcpform/backups (default ~/.local/state/mcpform/backups), never beside the file.
+server (or the NAMEs), with absolute paths, ready to paste. Remote (url) servers are left out:
+mcpform run does not proxy them yet, so the client keeps its own entry for them. With -write it
+updates the client's file instead: it shows the diff, keeps a backup and replaces only the
+entries with the same names, keeping their env; every other key and server, comments, layout, a
+byte order mark and CRLF line endings stay as they were. In a workspace's .vscode/mcp.json or
+.cursor/mcp.json, a file teams commit, paths under the workspace are written
+${workspaceFolder}/... and others under your home ${userHome}/..., which the editor expands.
+The backup goes to $XDG_STATE_HOME/mcpform/backups (default ~/.local/state/mcpform/backups),
+never beside the file.
 
 Usual files: claude ~/.config/Claude/claude_desktop_config.json (Linux) or
 ~/Library/Application Support/Claude/claude_desktop_config.json (macOS); claude-code ./.mcp.json;
@@ -78,9 +82,24 @@ func runClientConfig(_ context.Context, io *stdio, f clientConfigFlags) int {
 	if err != nil {
 		return fail(io, err)
 	}
-	launches := onboard.Launches(bin, lockPath, names)
-	need := map[string][]string{}
+	// A remote server is left out: mcpform run does not proxy one yet (it
+	// refuses it), so the client keeps its own entry for it.
+	var local, remote []string
 	for _, n := range names {
+		if lf.Servers[n].Remote != nil {
+			remote = append(remote, n)
+		} else {
+			local = append(local, n)
+		}
+	}
+	noteRemote(io.err, remote)
+	if len(local) == 0 {
+		fmt.Fprintln(io.err, "Nothing to write: every selected server is remote.")
+		return exitOK
+	}
+	launches := onboard.Launches(bin, lockPath, local)
+	need := map[string][]string{}
+	for _, n := range local {
 		need[n] = lf.Servers[n].EnvPassthrough
 	}
 
@@ -140,7 +159,9 @@ func runClientConfig(_ context.Context, io *stdio, f clientConfigFlags) int {
 	fmt.Fprintf(io.err, "Updated %s: %d server(s) now launch mcpform run. Restart %s to use them.\n", display(file, env), len(launches), f.client.Title())
 	noteWorkspace(io.err, f.client, ws, launches, env)
 	noteEnv(io.err, f.client, onboard.Unpassed(f.client, merged, launches, need))
-	if others := onboard.Bypassing(f.client, merged); len(others) > 0 {
+	// The client's own entries for remote servers stay, as noteRemote said.
+	others := slices.DeleteFunc(onboard.Bypassing(f.client, merged), func(n string) bool { return slices.Contains(remote, n) })
+	if len(others) > 0 {
 		quoted := make([]string, len(others))
 		for i, o := range others {
 			quoted[i] = escape.String(o)
@@ -149,6 +170,23 @@ func runClientConfig(_ context.Context, io *stdio, f clientConfigFlags) int {
 			f.client.Title(), strings.Join(quoted, ", "), pronoun(len(others)), display(file, env), pronoun(len(others)))
 	}
 	return exitOK
+}
+
+// noteRemote says, in one line, which selected servers are remote and so
+// left out: mcpform run does not proxy them yet.
+func noteRemote(w io.Writer, remote []string) {
+	if len(remote) == 0 {
+		return
+	}
+	quoted := make([]string, len(remote))
+	for i, n := range remote {
+		quoted[i] = strconv.Quote(n)
+	}
+	if len(remote) == 1 {
+		fmt.Fprintf(w, "Note: server %s is remote: mcpform run does not proxy remote servers yet; keep your client's own entry for it.\n", quoted[0])
+		return
+	}
+	fmt.Fprintf(w, "Note: servers %s are remote: mcpform run does not proxy remote servers yet; keep your client's own entries for them.\n", andList(quoted))
 }
 
 func pronoun(n int) string {

@@ -12,7 +12,10 @@
 // (cmd/mcpform) finds and reads the files, prints the notes and writes.
 // Environment values found in a client file never leave this package: the
 // generated mcp.hcl holds only their names, as mcp.lock does (package lang
-// evaluates what it produces, package lock stores the names).
+// evaluates what it produces, package lock stores the names). Nor do a
+// remote server's credentials (a URL's user information, query parameters
+// and headers that carry one): a Bearer token becomes auth { bearer_env },
+// the name of the variable to read it from.
 //
 // onboard imports lang (to format the HCL it writes) and policy.
 package onboard

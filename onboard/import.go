@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -85,8 +84,9 @@ type Result struct {
 	// the client file, in file order through Names.
 	Names    []string
 	Imported map[string]string
-	// Skipped lists the servers not imported (HTTP and SSE servers, entries
-	// without a command), by their names in the client file.
+	// Skipped lists the servers not imported (entries without a command or
+	// a url, remote servers whose url mcp.hcl would refuse, entries that
+	// already launch mcpform run), by their names in the client file.
 	Skipped []string
 	Notes   []Note
 }
@@ -99,6 +99,7 @@ type clientServer struct {
 	args     []string
 	env      []member
 	url      string
+	headers  []member // header names and values (often credentials: never printed)
 	cwd      string
 	envFile  string
 	other    []string // keys not carried over
@@ -106,7 +107,10 @@ type clientServer struct {
 }
 
 // Import converts a client configuration file into mcp.hcl: one server
-// block per stdio server, command as the argv, env as names only. It fails
+// block per stdio server, command as the argv, env as names only, and one
+// per remote (HTTP or SSE) server, url and fixed headers without any
+// credential, a Bearer token as auth { bearer_env }, the name of the
+// variable to read it from (remote.go). It fails
 // on a file it cannot read as a client configuration, and reports every
 // lossy or risky step as a Note.
 func Import(data []byte, opts Options) (*Result, error) {
@@ -149,13 +153,25 @@ func Import(data []byte, opts Options) (*Result, error) {
 		note := func(warn bool, format string, a ...any) {
 			res.Notes = append(res.Notes, Note{Server: s.name, Warning: warn, Text: fmt.Sprintf(format, a...)})
 		}
-		if reason := remote(s); reason != "" {
+		skip := func(r *skipReason) {
 			res.Skipped = append(res.Skipped, s.name)
-			skipped = append(skipped, fmt.Sprintf("%s: %s", strconv.Quote(s.name), reason))
-			note(true, "%s; mcpform supports stdio servers only for now, so it was not imported", reason)
+			skipped = append(skipped, fmt.Sprintf("%s: %s", strconv.Quote(s.name), r.short))
+			note(true, "not imported: %s", r.long)
+		}
+		kind, reason := remoteKind(s)
+		if reason != nil {
+			skip(reason)
 			continue
 		}
-		if strings.TrimSpace(s.command) == "" {
+		var rs *remoteServer
+		if kind != "" {
+			// The name it would have, taken only once it is imported.
+			if rs, reason = convertRemote(s, kind, identifier(s.name, taken)); reason != nil {
+				skip(reason)
+				continue
+			}
+		}
+		if rs == nil && strings.TrimSpace(s.command) == "" {
 			res.Skipped = append(res.Skipped, s.name)
 			skipped = append(skipped, fmt.Sprintf("%s: no command", strconv.Quote(s.name)))
 			note(true, "has no command and no url, so it was not imported")
@@ -164,7 +180,7 @@ func Import(data []byte, opts Options) (*Result, error) {
 		// An entry client-config wrote launches `mcpform run`: the server
 		// is in a lock already. Importing it would make mcpform run
 		// mcpform, a server whose command is the proxy of itself.
-		if r, ok := launchOf(s.command, s.args); ok {
+		if r, ok := launchOf(s.command, s.args); ok && rs == nil {
 			res.Skipped = append(res.Skipped, s.name)
 			held := strconv.Quote(r.lock)
 			if r.name != s.name {
@@ -188,6 +204,32 @@ func Import(data []byte, opts Options) (*Result, error) {
 		if s.disabled {
 			note(true, "is disabled in the client; imported anyway: delete the block if you do not want it")
 			comment("Disabled in the client.")
+		}
+		if rs != nil {
+			for _, n := range rs.notes {
+				note(n.warn, "%s", n.text)
+				if n.comment != "" {
+					comment("%s", n.comment)
+				}
+			}
+			if ignored := stdioOnly(s); len(ignored) > 0 {
+				note(false, "not carried over: %s (a url server is no process mcpform starts)", strings.Join(ignored, ", "))
+			}
+			for _, k := range s.other {
+				if k == "auth" || k == "oauth" {
+					note(true, "the client's OAuth settings (%s) are not carried over: mcpform cannot sign in with OAuth yet. If the server takes a static token, export it as %s and add auth { bearer_env = %s }", k, envToken(name), strconv.Quote(envToken(name)))
+				}
+			}
+			if other := slices.DeleteFunc(slices.Clone(s.other), func(k string) bool { return k == "auth" || k == "oauth" }); len(other) > 0 {
+				note(false, "not carried over: %s", strings.Join(other, ", "))
+			}
+			fmt.Fprintf(&body, "\nserver %s {\n", escape.HCLString(name))
+			for _, c := range comments {
+				fmt.Fprintf(&body, "  # %s\n", oneLine(c))
+			}
+			writeRemote(&body, rs)
+			body.WriteString("}\n")
+			continue
 		}
 
 		argv := append([]string{s.command}, s.args...)
@@ -272,7 +314,7 @@ func Import(data []byte, opts Options) (*Result, error) {
 	}
 	src.WriteString(body.String())
 	if len(skipped) > 0 {
-		src.WriteString("\n# Not imported: mcpform supports stdio servers only for now.\n")
+		src.WriteString("\n# Not imported (mcpform import's warnings say what to do):\n")
 		for _, s := range skipped {
 			fmt.Fprintf(&src, "#   %s\n", oneLine(s))
 		}
@@ -293,7 +335,7 @@ func Import(data []byte, opts Options) (*Result, error) {
 	case len(res.Names) == 0 && len(managed) == len(servers):
 		res.Notes = append(res.Notes, Note{Warning: true, Text: "every server already runs through mcpform: there is nothing to import; change the mcp.hcl beside the lock instead"})
 	case len(res.Names) == 0:
-		res.Notes = append(res.Notes, Note{Warning: true, Text: "no stdio server to import: mcp.hcl declares no servers"})
+		res.Notes = append(res.Notes, Note{Warning: true, Text: "no server to import: mcp.hcl declares no servers"})
 	}
 	return res, nil
 }
@@ -360,8 +402,15 @@ func decodeServer(m member) (*clientServer, error) {
 		case "disabled":
 			json.Unmarshal(f.Value, &s.disabled)
 		case "headers":
-			// Only HTTP servers have headers, and they are not imported;
-			// their values (often tokens) are never read.
+			// Only remote servers have headers; their values (often
+			// tokens) are never printed. Anything but an object is no
+			// header mcpform could send.
+			if string(f.Value) == "null" {
+				break
+			}
+			if s.headers, err = object(f.Value); err != nil {
+				err = fmt.Errorf("server %q: headers must be an object of header names and values", m.Key)
+			}
 		default:
 			s.other = append(s.other, f.Key)
 		}
@@ -428,32 +477,19 @@ func launchOf(command string, args []string) (mcpformLaunch, bool) {
 	return l, true
 }
 
-// remote says why s is a remote (HTTP or SSE) server, or "" for stdio.
-func remote(s *clientServer) string {
-	typ := strings.ToLower(s.typ)
-	switch {
-	case typ == "http" || typ == "sse" || typ == "streamable-http" || typ == "streamablehttp" || typ == "ws":
-		return fmt.Sprintf("is a remote %s server (%s)", s.typ, redactURL(s.url))
-	case typ != "" && typ != "stdio":
-		return fmt.Sprintf("has type %q, which mcpform does not know", s.typ)
-	case s.url != "" && s.command == "":
-		return fmt.Sprintf("is a remote server (%s)", redactURL(s.url))
+// stdioOnly lists the keys of a remote entry that only a stdio server has,
+// which a url server does without.
+func stdioOnly(s *clientServer) []string {
+	var out []string
+	for _, f := range []struct {
+		key string
+		set bool
+	}{{"command", s.command != ""}, {"args", len(s.args) > 0}, {"env", len(s.env) > 0}, {"cwd", s.cwd != ""}, {"envFile", s.envFile != ""}} {
+		if f.set {
+			out = append(out, f.key)
+		}
 	}
-	return ""
-}
-
-// redactURL drops the user information and the query of u, where tokens
-// often sit: the URL ends up in a file meant to be committed.
-func redactURL(u string) string {
-	if u == "" {
-		return "no url"
-	}
-	p, err := url.Parse(u)
-	if err != nil {
-		return "an unreadable url"
-	}
-	p.User, p.RawQuery, p.Fragment = nil, "", ""
-	return p.String()
+	return out
 }
 
 // hasValue reports whether an env value in a client file is set, so that the

@@ -115,6 +115,14 @@ func TestImportGolden(t *testing.T) {
 			}
 			raw := clientArgv(t, data, client)
 			for _, s := range cfg.Servers {
+				if s.URL != "" {
+					// A url server: lang took its url, headers and auth;
+					// the client's entry was a remote one.
+					if _, ok := raw[res.Imported[s.Name]]; ok {
+						t.Errorf("server %s: a url server from a stdio entry", s.Name)
+					}
+					continue
+				}
 				if diff := cmp.Diff(raw[res.Imported[s.Name]], s.Command); diff != "" {
 					t.Errorf("server %s: command (-client +mcp.hcl):\n%s", s.Name, diff)
 				}
@@ -123,8 +131,8 @@ func TestImportGolden(t *testing.T) {
 	}
 }
 
-// clientArgv reads each server's argv straight from the client file, as an
-// independent check of Import.
+// clientArgv reads each stdio server's argv straight from the client file,
+// as an independent check of Import.
 func clientArgv(t *testing.T, data []byte, c Client) map[string][]string {
 	t.Helper()
 	plain, err := standardJSON(data)
@@ -145,6 +153,9 @@ func clientArgv(t *testing.T, data []byte, c Client) map[string][]string {
 		s, err := decodeServer(m)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if kind, _ := remoteKind(s); kind != "" {
+			continue
 		}
 		out[m.Key] = append([]string{s.command}, s.args...)
 	}

@@ -27,9 +27,11 @@ func parseImportFlags(args []string, stderr io.Writer) (importFlags, error) {
 
 Reads an MCP client's configuration (Claude Desktop, Claude Code .mcp.json, VS Code
 .vscode/mcp.json, Cursor .cursor/mcp.json) and writes the equivalent mcp.hcl: one server
-block per stdio server, environment variable names only (values are never copied).
+block per stdio server, environment variable names only (values are never copied), and
+one per HTTP or SSE server, its url and fixed headers without any credential (a Bearer
+token becomes auth { bearer_env = "NAME" }, the variable to read it from).
 Warnings on stderr name what to fix: unpinned npx/uvx packages, relative and Windows
-paths, HTTP/SSE servers (not supported yet), renamed servers.
+paths, credentials left out, urls mcp.hcl refuses (http to a remote host), renamed servers.
 
 With no FILE it reads the first of ./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json,
 Claude Desktop's claude_desktop_config.json and ~/.cursor/mcp.json that exists.

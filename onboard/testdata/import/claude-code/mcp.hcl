@@ -26,6 +26,27 @@ server "project-tools" {
   command = ["scripts/mcp-server.sh", "--root", "$${CLAUDE_PROJECT_DIR:-.}"]
 }
 
-# Not imported: mcpform supports stdio servers only for now.
-#   "sentry": is a remote http server (https://mcp.sentry.dev/mcp)
-#   "linear": is a remote sse server (https://mcp.linear.app/sse)
+server "sentry" {
+  # The client sent a token in the Authorization header (not copied): set SENTRY_TOKEN in the environment.
+  # WARNING: the client sent a credential in the url's query parameter "token", not copied; auth sends only the bearer token.
+  url = "https://mcp.sentry.dev/mcp"
+  auth {
+    bearer_env = "SENTRY_TOKEN"
+  }
+}
+
+server "linear" {
+  # mcpform speaks Streamable HTTP: if plan cannot connect, use the server's Streamable HTTP endpoint (often the same URL without /sse, "https://mcp.linear.app/").
+  url = "https://mcp.linear.app/sse"
+}
+
+server "github" {
+  # The client read the Authorization token from GITHUB_PAT: set it in the environment.
+  url = "https://api.githubcopilot.com/mcp/"
+  headers = {
+    "X-MCP-Toolsets" = "repos,issues,pull_requests"
+  }
+  auth {
+    bearer_env = "GITHUB_PAT"
+  }
+}

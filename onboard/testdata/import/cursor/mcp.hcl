@@ -36,5 +36,7 @@ server "_2fa_tool" {
   env     = ["TOTP_SEED"]
 }
 
-# Not imported: mcpform supports stdio servers only for now.
-#   "remote-docs": is a remote server (https://docs.example.com/mcp)
+server "remote-docs" {
+  # WARNING: the client sent a credential in the url's user name and password, not copied: see auth { bearer_env }.
+  url = "https://docs.example.com/mcp"
+}

@@ -28,5 +28,6 @@ server "workspace_files" {
   env     = ["PATH", "HOME"]
 }
 
-# Not imported: mcpform supports stdio servers only for now.
-#   "github": is a remote http server (https://api.githubcopilot.com/mcp/)
+server "github" {
+  url = "https://api.githubcopilot.com/mcp/"
+}

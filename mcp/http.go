@@ -61,9 +61,9 @@ type httpLines struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	r      *io.PipeReader
-	w      *io.PipeWriter
-	wmu    sync.Mutex // one answer's lines at a time into w
+	r      io.Reader      // the lines of the answers (the probe's end of w)
+	w      io.WriteCloser // where they are written
+	wmu    sync.Mutex     // one answer's lines at a time into w
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
@@ -73,6 +73,12 @@ type httpLines struct {
 
 // dialHTTP prepares the line stream to spec.URL; nothing is sent yet.
 func dialHTTP(spec ServerSpec) (*httpLines, error) {
+	r, w := io.Pipe()
+	return dialHTTPTo(spec, r, w)
+}
+
+// dialHTTPTo is dialHTTP writing the answers' lines to w, which r reads.
+func dialHTTPTo(spec ServerSpec, r io.Reader, w io.WriteCloser) (*httpLines, error) {
 	u, err := url.Parse(spec.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("the server's url %q is not an http(s) URL", escape.String(spec.URL))
@@ -90,7 +96,6 @@ func dialHTTP(spec ServerSpec) (*httpLines, error) {
 		bearer = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r, w := io.Pipe()
 	h := &httpLines{endpoint: u, headers: spec.Headers, bearer: bearer, maxLine: spec.MaxLineSize, ctx: ctx, cancel: cancel, r: r, w: w}
 	if h.maxLine <= 0 {
 		h.maxLine = DefaultMaxLineSize
@@ -327,6 +332,13 @@ func (h *httpLines) post(body []byte) {
 	if id == nil || method == "" {
 		// A notification or a response: 202 Accepted, nothing to read.
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		if method == "notifications/initialized" && resp.StatusCode/100 == 2 {
+			h.wg.Add(1)
+			go func() {
+				defer h.wg.Done()
+				h.listen()
+			}()
+		}
 		return
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -372,6 +384,45 @@ func (h *httpLines) authHint(resp *http.Response) string {
 	}
 	return ""
 }
+
+// listen reads the server's own stream of a legacy session (a GET with
+// the session id): its requests and notifications that belong to no
+// request of mcpform's, such as a roots/list it sends after the handshake
+// or a list_changed. A server without one answers 405. A stream that ends
+// is opened again, at most maxRelisten times in a row without an event.
+func (h *httpLines) listen() {
+	for failures := 0; failures < maxRelisten && h.ctx.Err() == nil; failures++ {
+		req, err := http.NewRequestWithContext(h.ctx, http.MethodGet, h.endpoint.String(), nil)
+		if err != nil {
+			return
+		}
+		h.setHeaders(req, "", "", "")
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := h.client.Do(req)
+		if err != nil {
+			continue
+		}
+		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+			resp.Body.Close()
+			return // no stream of its own (405), or not one mcpform reads
+		}
+		events := 0
+		h.readStreamWith(resp.Body, nil, func(msg []byte) { events++; h.emit(msg) }, func(string) {})
+		resp.Body.Close()
+		if events > 0 {
+			failures = -1
+		}
+		select {
+		case <-h.ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// maxRelisten bounds how often in a row listen opens a stream that brings
+// nothing.
+const maxRelisten = 5
 
 // readStream turns the events of an SSE stream into lines until the
 // answer to id has come (the stream should end there), the stream ends,

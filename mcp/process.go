@@ -29,7 +29,8 @@ type Process struct {
 	Stdin  io.WriteCloser // the server's stdin; Close closes it first
 	Stdout io.Reader      // the server's stdout; EOF once every writer is gone
 
-	cmd     *exec.Cmd
+	cmd     *exec.Cmd  // nil for a remote server
+	remote  *httpLines // a remote server's connection (StartRemote)
 	stderr  *ring
 	errDone chan struct{} // stderr fully read
 	exited  chan struct{} // the process has been reaped
@@ -192,7 +193,12 @@ func (p passthrough) Write(b []byte) (int, error) {
 }
 
 // Pid returns the server's process id (also its process group id).
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *Process) Pid() int {
+	if p.cmd == nil {
+		return 0 // a remote server
+	}
+	return p.cmd.Process.Pid
+}
 
 // Exited returns a channel closed once the server process has exited and
 // what it left behind has been killed.
@@ -235,6 +241,16 @@ func (p *Process) StderrTail() string { return p.stderr.String() }
 // to be read to its end (briefly), so StderrTail is complete afterwards. It
 // returns the server's exit status; calling it again returns the same.
 func (p *Process) Close() error {
+	if p.cmd == nil {
+		p.closeOnce.Do(func() {
+			p.Stdin.Close() // the session ends (StartRemote)
+			if !p.waitFor(p.grace) && p.remote != nil {
+				p.remote.cancel()
+			}
+			<-p.exited
+		})
+		return nil
+	}
 	p.closeOnce.Do(func() {
 		p.Stdin.Close()
 		if !p.waitFor(p.grace) {

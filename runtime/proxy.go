@@ -211,8 +211,8 @@ func newProxy(opts Options) (*proxy, error) {
 		return nil, errors.New("no lock entry to serve")
 	case opts.Audit == nil:
 		return nil, errors.New("no audit log: mcpform run records every request before it lets it through")
-	case len(e.Command) == 0:
-		return nil, fmt.Errorf("server %q has no command in the lock", escape.String(opts.Name))
+	case len(e.Command) == 0 && e.Remote == nil:
+		return nil, fmt.Errorf("server %q has no command (nor remote) in the lock", escape.String(opts.Name))
 	case e.Policy != nil && e.Policy.Sandbox != nil && opts.Prepare == nil:
 		return nil, fmt.Errorf("server %q has a sandbox policy, and this mcpform cannot apply it: refusing to start it unconfined", escape.String(opts.Name))
 	}
@@ -361,7 +361,7 @@ func (p *proxy) run(ctx context.Context) error {
 		return err
 	}
 	stderr := &lineEscaper{p: p}
-	proc, err := mcp.Start(ctx, mcp.ServerSpec{
+	spec := mcp.ServerSpec{
 		Name:          p.name,
 		Command:       p.entry.Command,
 		Env:           p.entry.EnvPassthrough,
@@ -370,7 +370,19 @@ func (p *proxy) run(ctx context.Context) error {
 		Stderr:        stderr,
 		Prepare:       p.opts.Prepare,
 		ShutdownGrace: p.opts.ShutdownGrace,
-	})
+		MaxLineSize:   p.opts.MaxLineSize,
+	}
+	start := mcp.Start
+	if r := p.entry.Remote; r != nil {
+		// The same pipes, to a server over Streamable HTTP
+		// (docs/ARCHITECTURE.md, section 6).
+		spec.URL, spec.Headers = r.URL, r.Headers
+		if r.Auth != nil {
+			spec.BearerEnv = r.Auth.BearerEnv
+		}
+		start = mcp.StartRemote
+	}
+	proc, err := start(ctx, spec)
 	if err != nil {
 		var se *mcp.StartError
 		if errors.As(err, &se) {

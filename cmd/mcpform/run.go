@@ -10,7 +10,6 @@ import (
 	goruntime "runtime"
 	"time"
 
-	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/runtime"
 	"github.com/mcpform/mcpform/runtime/audit"
@@ -83,11 +82,8 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 	if !ok {
 		return exitError
 	}
-	if entry.Remote != nil {
-		// Fail closed: a client pointed here gets nothing rather than an
-		// unenforced connection.
-		fmt.Fprintf(io.err, "mcpform run: %s is a remote server (%s): this mcpform locks, plans and verifies remote servers, and does not proxy them yet; `mcpform verify %s` checks it is still what was locked\n",
-			f.name, escape.String(entry.Remote.URL), f.name)
+	if entry.Remote != nil && entry.Remote.Auth != nil && entry.Remote.Auth.OAuth {
+		fmt.Fprintf(io.err, "mcpform run: %s signs in with OAuth, which this mcpform cannot do yet: lock it with auth { bearer_env = \"NAME\" }\n", f.name)
 		return exitError
 	}
 	auditPath := f.auditPath

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -33,9 +32,8 @@ func parseClientConfigFlags(args []string, stderr io.Writer) (clientConfigFlags,
 	fs := newFlagSet("client-config", stderr, `Usage: mcpform client-config [-client NAME] [-lock FILE] [-write] [-file PATH] [-mcpform PATH] [NAME...]
 
 Prints the client configuration that launches `+"`mcpform run -lock LOCK NAME`"+` for every locked
-server (or the NAMEs), with absolute paths, ready to paste. Remote (url) servers are left out:
-mcpform run does not proxy them yet, so the client keeps its own entry for them. With -write it
-updates the client's file instead: it shows the diff, keeps a backup and replaces only the
+server (or the NAMEs), remote (url) ones too, with absolute paths, ready to paste. With -write
+it updates the client's file instead: it shows the diff, keeps a backup and replaces only the
 entries with the same names, keeping their env; every other key and server, comments, layout, a
 byte order mark and CRLF line endings stay as they were. In a workspace's .vscode/mcp.json or
 .cursor/mcp.json, a file teams commit, paths under the workspace are written
@@ -82,25 +80,11 @@ func runClientConfig(_ context.Context, io *stdio, f clientConfigFlags) int {
 	if err != nil {
 		return fail(io, err)
 	}
-	// A remote server is left out: mcpform run does not proxy one yet (it
-	// refuses it), so the client keeps its own entry for it.
-	var local, remote []string
-	for _, n := range names {
-		if lf.Servers[n].Remote != nil {
-			remote = append(remote, n)
-		} else {
-			local = append(local, n)
-		}
-	}
-	noteRemote(io.err, remote)
-	if len(local) == 0 {
-		fmt.Fprintln(io.err, "Nothing to write: every selected server is remote.")
-		return exitOK
-	}
-	launches := onboard.Launches(bin, lockPath, local)
+	// A remote server is launched the same way: mcpform run proxies it.
+	launches := onboard.Launches(bin, lockPath, names)
 	need := map[string][]string{}
-	for _, n := range local {
-		need[n] = lf.Servers[n].EnvPassthrough
+	for _, n := range names {
+		need[n] = launchEnv(lf.Servers[n])
 	}
 
 	env := machineEnv(io)
@@ -159,9 +143,7 @@ func runClientConfig(_ context.Context, io *stdio, f clientConfigFlags) int {
 	fmt.Fprintf(io.err, "Updated %s: %d server(s) now launch mcpform run. Restart %s to use them.\n", display(file, env), len(launches), f.client.Title())
 	noteWorkspace(io.err, f.client, ws, launches, env)
 	noteEnv(io.err, f.client, onboard.Unpassed(f.client, merged, launches, need))
-	// The client's own entries for remote servers stay, as noteRemote said.
-	others := slices.DeleteFunc(onboard.Bypassing(f.client, merged), func(n string) bool { return slices.Contains(remote, n) })
-	if len(others) > 0 {
+	if others := onboard.Bypassing(f.client, merged); len(others) > 0 {
 		quoted := make([]string, len(others))
 		for i, o := range others {
 			quoted[i] = escape.String(o)
@@ -172,21 +154,16 @@ func runClientConfig(_ context.Context, io *stdio, f clientConfigFlags) int {
 	return exitOK
 }
 
-// noteRemote says, in one line, which selected servers are remote and so
-// left out: mcpform run does not proxy them yet.
-func noteRemote(w io.Writer, remote []string) {
-	if len(remote) == 0 {
-		return
+// launchEnv is the environment mcpform run needs from the client to run
+// the locked server e: the variables its lock passes through to the
+// server and, for a remote server locked with a bearer token, the variable
+// holding the token, which mcpform run reads from its own environment.
+func launchEnv(e *lock.Entry) []string {
+	need := slices.Clone(e.EnvPassthrough)
+	if e.Remote != nil && e.Remote.Auth != nil && e.Remote.Auth.BearerEnv != "" && !slices.Contains(need, e.Remote.Auth.BearerEnv) {
+		need = append(need, e.Remote.Auth.BearerEnv)
 	}
-	quoted := make([]string, len(remote))
-	for i, n := range remote {
-		quoted[i] = strconv.Quote(n)
-	}
-	if len(remote) == 1 {
-		fmt.Fprintf(w, "Note: server %s is remote: mcpform run does not proxy remote servers yet; keep your client's own entry for it.\n", quoted[0])
-		return
-	}
-	fmt.Fprintf(w, "Note: servers %s are remote: mcpform run does not proxy remote servers yet; keep your client's own entries for them.\n", andList(quoted))
+	return need
 }
 
 func pronoun(n int) string {
@@ -197,9 +174,10 @@ func pronoun(n int) string {
 }
 
 // noteEnv says, in one line, which variables the client must pass that it
-// would not: those the lock passes through that neither the client's start
-// environment (PATH, HOME, …) nor the entry's env provides. Nothing when
-// there are none.
+// would not: those the lock passes through, and a remote server's bearer
+// token variable (launchEnv), that neither the client's start environment
+// (PATH, HOME, …) nor the entry's env provides. Nothing when there are
+// none.
 func noteEnv(w io.Writer, c onboard.Client, needs []onboard.EnvNeed) {
 	if len(needs) == 0 {
 		return

@@ -132,25 +132,28 @@ func runClientConfigWrite(t *testing.T, state string, args ...string) (stdout, s
 	return stdout, stderr
 }
 
-// clientConfigRemoteLock is clientConfigLock's lock with the remote servers
-// names added (url servers, locked with a bearer token).
-func clientConfigRemoteLock(t *testing.T, names ...string) (dir, lockPath string) {
+// clientConfigRemoteLock is clientConfigLock's lock with remote servers
+// added: url servers, by name, each locked with the bearer token variable
+// remotes gives it ("": no auth).
+func clientConfigRemoteLock(t *testing.T, remotes map[string]string) (dir, lockPath string) {
 	t.Helper()
 	dir, lockPath = clientConfigLock(t)
 	f, err := lock.Load(lockPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range names {
+	for n, bearer := range remotes {
 		e := &lock.Entry{
 			Remote: &lock.Remote{
 				URL:       "https://" + n + ".example.com/mcp",
 				Transport: lock.TransportStreamableHTTP,
-				Auth:      &lock.RemoteAuth{BearerEnv: "TRACKER_TOKEN"},
 			},
 			ProtocolVersion: "2025-11-25",
 			ServerInfo:      json.RawMessage(`{"name":"fake","version":"1.0.0"}`),
 			Capabilities:    json.RawMessage(`{"tools":{}}`),
+		}
+		if bearer != "" {
+			e.Remote.Auth = &lock.RemoteAuth{BearerEnv: bearer}
 		}
 		if err := e.Seal(); err != nil {
 			t.Fatal(err)
@@ -167,48 +170,59 @@ func clientConfigRemoteLock(t *testing.T, names ...string) (dir, lockPath string
 	return dir, lockPath
 }
 
-// TestClientConfigRemote: mcpform run does not proxy remote servers yet
-// (it refuses them), so client-config leaves them out of what it prints
-// and writes, says so in one line, and leaves the client's own entry for
-// one as it was, without calling it a bypass of mcpform.
+// TestClientConfigRemote: mcpform run proxies a remote server, so
+// client-config points the client at mcpform run for it as for a local
+// one, printed and written; -write replaces the client's own entry for it
+// (its url and its headers: the token is mcpform's now, read from
+// mcpform's environment), and the variable holding the bearer token is one
+// the client must pass mcpform, like the lock's envPassthrough.
 func TestClientConfigRemote(t *testing.T) {
-	_, lockPath := clientConfigRemoteLock(t, "tracker")
-	const note = "Note: server \"tracker\" is remote: mcpform run does not proxy remote servers yet; keep your client's own entry for it.\n"
+	_, lockPath := clientConfigRemoteLock(t, map[string]string{"tracker": "TRACKER_TOKEN"})
+	launch := func(n string) string { return `"args": ["run", "-lock", "` + lockPath + `", "` + n + `"]` }
 
-	// Printed: the local servers only.
+	// Printed: every server, the remote one too, and Claude Desktop (which
+	// passes only its start environment and the entry's env) told to pass
+	// the token variable.
 	var out, errb bytes.Buffer
 	io := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(string) string { return "" }}
-	if code := run(context.Background(), []string{"client-config", "-client", "cursor", "-mcpform", "/opt/mcpform", "-lock", lockPath}, io); code != exitOK {
+	if code := run(context.Background(), []string{"client-config", "-client", "claude", "-mcpform", "/opt/mcpform", "-lock", lockPath}, io); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if strings.Contains(out.String(), "tracker") {
-		t.Errorf("the remote server is in the snippet:\n%s", out.String())
-	}
-	for _, n := range []string{"github", "team.notes", "time"} {
-		if !strings.Contains(out.String(), `"args": ["run", "-lock", "`+lockPath+`", "`+n+`"]`) {
+	for _, n := range []string{"github", "team.notes", "time", "tracker"} {
+		if !strings.Contains(out.String(), launch(n)) {
 			t.Errorf("the snippet lacks %s:\n%s", n, out.String())
 		}
 	}
-	if strings.Count(errb.String(), note) != 1 {
-		t.Errorf("stderr lacks the note %q:\n%s", note, errb.String())
+	if strings.Contains(out.String(), "tracker.example.com") {
+		t.Errorf("the snippet has the remote server's url, not mcpform run:\n%s", out.String())
+	}
+	if strings.Contains(errb.String(), "remote") {
+		t.Errorf("stderr sets the remote server apart:\n%s", errb.String())
+	}
+	const envNote = "Note: Claude Desktop must pass mcpform GITHUB_PERSONAL_ACCESS_TOKEN for github and TRACKER_TOKEN for tracker: add them to the entries' env.\n"
+	if !strings.Contains(errb.String(), envNote) {
+		t.Errorf("stderr lacks %q:\n%s", envNote, errb.String())
 	}
 
-	// Only the remote server selected: nothing to print.
+	// Only the remote server selected: its launch alone.
 	out.Reset()
 	errb.Reset()
-	if code := run(context.Background(), []string{"client-config", "-mcpform", "/opt/mcpform", "-lock", lockPath, "tracker"}, io); code != exitOK {
+	if code := run(context.Background(), []string{"client-config", "-client", "claude", "-mcpform", "/opt/mcpform", "-lock", lockPath, "tracker"}, io); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if out.Len() != 0 {
-		t.Errorf("stdout for a remote server alone:\n%s", out.String())
+	want := "{\n  \"mcpServers\": {\n    \"tracker\": {\n      \"command\": \"/opt/mcpform\",\n      " + launch("tracker") + "\n    }\n  }\n}\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("snippet (-want +got):\n%s", diff)
 	}
-	if want := note + "Nothing to write: every selected server is remote.\n"; errb.String() != want {
+	if want := "Note: Claude Desktop must pass mcpform TRACKER_TOKEN for tracker: add it to the entry's env.\n"; errb.String() != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", errb.String(), want)
 	}
 
-	// Written: the client's own entry for the remote server stays as it
-	// was, and is not reported as starting it past mcpform (sentry, in no
-	// lock, is).
+	// Written: the client's own entry for the remote server now launches
+	// mcpform run and is not reported as starting it past mcpform (sentry,
+	// in no lock, is); Cursor does not pass TRACKER_TOKEN from the entry.
+	// The lock is in the workspace: ${workspaceFolder}/mcp.lock.
+	written := func(n string) string { return `"args": ["run", "-lock", "${workspaceFolder}/mcp.lock", "` + n + `"]` }
 	dir := filepath.Dir(lockPath)
 	file := filepath.Join(dir, ".cursor", "mcp.json")
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
@@ -221,42 +235,64 @@ func TestClientConfigRemote(t *testing.T) {
 	}
 	_, stderr := runClientConfigWrite(t, filepath.Join(dir, "state"), "-client", "cursor", "-file", file, "-lock", lockPath)
 	after, _ := os.ReadFile(file)
-	if !strings.Contains(string(after), "    "+tracker+",\n") {
-		t.Errorf("the client's entry for the remote server changed:\n%s", after)
+	if strings.Contains(string(after), "tracker.example.com") || strings.Contains(string(after), "Bearer") {
+		t.Errorf("the client's own entry for the remote server stayed:\n%s", after)
 	}
-	if strings.Contains(string(after), `"run", "-lock", "`+lockPath+`", "tracker"`) {
-		t.Errorf("the remote server launches mcpform run:\n%s", after)
+	for _, n := range []string{"github", "team.notes", "time", "tracker"} {
+		if !strings.Contains(string(after), written(n)) {
+			t.Errorf("%s does not launch mcpform run:\n%s", n, after)
+		}
 	}
-	if strings.Count(stderr.String(), note) != 1 {
-		t.Errorf("stderr lacks the note:\n%s", stderr.String())
+	if !strings.Contains(string(after), `"sentry": {"url": "https://mcp.sentry.dev/mcp"}`) {
+		t.Errorf("sentry changed:\n%s", after)
 	}
-	if !strings.Contains(stderr.String(), "3 server(s) now launch mcpform run") {
+	if !strings.Contains(stderr.String(), "4 server(s) now launch mcpform run") {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "Note: Cursor still starts sentry directly, past mcpform") || strings.Contains(stderr.String(), "starts sentry, tracker") || strings.Contains(stderr.String(), "tracker directly") {
+	if !strings.Contains(stderr.String(), "Note: Cursor still starts sentry directly, past mcpform: remove it from ") {
 		t.Errorf("stderr should name sentry alone as bypassing mcpform:\n%s", stderr.String())
 	}
-
-	// -write with only remote servers leaves the file alone.
-	_, stderr = runClientConfigWrite(t, filepath.Join(dir, "state"), "-client", "cursor", "-file", file, "-lock", lockPath, "tracker")
-	if again, _ := os.ReadFile(file); !bytes.Equal(again, after) {
-		t.Errorf("the file changed:\n%s", again)
+	const cursorNote = "Note: Cursor must pass mcpform GITHUB_PERSONAL_ACCESS_TOKEN for github and TRACKER_TOKEN for tracker: add them to the entries' env, or set them where Cursor starts.\n"
+	if !strings.Contains(stderr.String(), cursorNote) {
+		t.Errorf("stderr lacks %q:\n%s", cursorNote, stderr.String())
 	}
-	if want := note + "Nothing to write: every selected server is remote.\n"; stderr.String() != want {
-		t.Errorf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
+	if strings.Contains(stderr.String(), "remote") {
+		t.Errorf("stderr sets the remote server apart:\n%s", stderr.String())
+	}
+
+	// An entry whose env hands mcpform the token needs no note, and keeps
+	// that env.
+	withEnv := "{\n  \"mcpServers\": {\n    \"tracker\": {\"url\": \"https://tracker.example.com/mcp\", \"env\": {\"TRACKER_TOKEN\": \"${env:TRACKER_TOKEN}\"}}\n  }\n}\n"
+	if err := os.WriteFile(file, []byte(withEnv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr = runClientConfigWrite(t, filepath.Join(dir, "state"), "-client", "cursor", "-file", file, "-lock", lockPath, "tracker")
+	after, _ = os.ReadFile(file)
+	if !strings.Contains(string(after), written("tracker")) || !strings.Contains(string(after), `"TRACKER_TOKEN": "${env:TRACKER_TOKEN}"`) || strings.Contains(string(after), "tracker.example.com") {
+		t.Errorf("merged file:\n%s", after)
+	}
+	if strings.Contains(stderr.String(), "must pass") || strings.Contains(stderr.String(), "past mcpform") {
+		t.Errorf("stderr:\n%s", stderr.String())
 	}
 }
 
-// TestClientConfigRemoteMany: several remote servers share the one line.
+// TestClientConfigRemoteMany: several remote servers are launched like the
+// local ones; each bearer token variable is needed from the client, a
+// server locked without auth needs none.
 func TestClientConfigRemoteMany(t *testing.T) {
-	_, lockPath := clientConfigRemoteLock(t, "linear", "tracker")
+	_, lockPath := clientConfigRemoteLock(t, map[string]string{"linear": "LINEAR_TOKEN", "public": "", "tracker": "TRACKER_TOKEN"})
 	var out, errb bytes.Buffer
 	io := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(string) string { return "" }}
-	if code := run(context.Background(), []string{"client-config", "-mcpform", "/opt/mcpform", "-lock", lockPath}, io); code != exitOK {
+	if code := run(context.Background(), []string{"client-config", "-client", "claude", "-mcpform", "/opt/mcpform", "-lock", lockPath, "linear", "public", "tracker"}, io); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	const note = "Note: servers \"linear\" and \"tracker\" are remote: mcpform run does not proxy remote servers yet; keep your client's own entries for them.\n"
-	if strings.Count(errb.String(), "remote") != 2 || !strings.Contains(errb.String(), note) {
-		t.Errorf("stderr:\n%s\nwant the line %q", errb.String(), note)
+	for _, n := range []string{"linear", "public", "tracker"} {
+		if !strings.Contains(out.String(), `"args": ["run", "-lock", "`+lockPath+`", "`+n+`"]`) {
+			t.Errorf("the snippet lacks %s:\n%s", n, out.String())
+		}
+	}
+	const want = "Note: Claude Desktop must pass mcpform LINEAR_TOKEN for linear and TRACKER_TOKEN for tracker: add them to the entries' env.\n"
+	if errb.String() != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", errb.String(), want)
 	}
 }

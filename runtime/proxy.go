@@ -393,7 +393,14 @@ func (p *proxy) run(ctx context.Context) error {
 	p.proc = proc
 	p.connect(pipe.Raw(proc.Stdin))
 	var fromServer io.Reader
-	p.in, fromServer = pipe.Readers(p.opts.Spin, p.opts.Stdin, proc.Stdout)
+	spin := p.opts.Spin
+	if p.entry.Remote != nil {
+		// The server's pipe is fed by a goroutine of this process: a
+		// reader spinning on it would keep that goroutine off the one
+		// processor mcpform run uses.
+		spin = 0
+	}
+	p.in, fromServer = pipe.Readers(spin, p.opts.Stdin, proc.Stdout)
 	p.up.Listen(fromServer, p.opts.MaxLineSize)
 	if !mutation.Off("watchexit") {
 		go p.watchExit(proc)

@@ -9,11 +9,13 @@
 //     polling buys, and what it costs in CPU);
 //   - throughput with 1 and with 64 requests in flight, all four ways;
 //   - the CPU time the relay and the proxy spend per call;
-//   - the proxy's peak memory (RSS) serving a lock of 1,000 tools.
+//   - the proxy's peak memory (RSS) serving a lock of 1,000 tools;
+//   - with -http, the same calls to a local Streamable HTTP server, from a
+//     direct HTTP client and through mcpform run locked to that server.
 //
 // Usage:
 //
-//	go run ./internal/cmd/proxybench [-n 20000] [-tools 1000] [-mcpform PATH]
+//	go run ./internal/cmd/proxybench [-n 20000] [-tools 1000] [-mcpform PATH] [-http]
 //
 // Without -mcpform it builds ./cmd/mcpform first. The proxied runs write a
 // real audit log (to a temporary directory, or to PROXYBENCH_AUDIT_DIR), as

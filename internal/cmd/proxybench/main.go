@@ -26,6 +26,7 @@ func main() {
 	n := flag.Int("n", 20000, "tools/call requests per measurement one at a time (ten times as many with 64 in flight)")
 	tools := flag.Int("tools", 1000, "tools in the server's surface and the lock")
 	mcpform := flag.String("mcpform", "", "the mcpform binary (default: go build ./cmd/mcpform)")
+	remote := flag.Bool("http", false, "also measure tools/call to a local Streamable HTTP server, direct and through mcpform run")
 	flag.Parse()
 	if *server {
 		echoServer(*tools)
@@ -38,7 +39,7 @@ func main() {
 		}
 		return
 	}
-	if err := bench(*n, *tools, *mcpform); err != nil {
+	if err := bench(*n, *tools, *mcpform, *remote); err != nil {
 		fmt.Fprintln(os.Stderr, "proxybench:", err)
 		os.Exit(1)
 	}
@@ -264,7 +265,7 @@ func rss(pid int) string {
 	return "n/a"
 }
 
-func bench(n, tools int, mcpform string) error {
+func bench(n, tools int, mcpform string, remote bool) error {
 	dir, err := os.MkdirTemp("", "proxybench")
 	if err != nil {
 		return err
@@ -362,5 +363,8 @@ func bench(n, tools int, mcpform string) error {
 		fmt.Printf("%-20s %8s %8s %19s %20s %16s\n", w.name, p50, p99, t1, t64, cpu)
 	}
 	fmt.Printf("\nmcpform run's peak RSS: %s\n", peak)
+	if remote {
+		return benchHTTP(n, tools, mcpform, dir)
+	}
 	return nil
 }

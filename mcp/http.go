@@ -48,6 +48,13 @@ const HTTPHeaderTimeout = 30 * time.Second
 // maxStreamBytes bounds what one SSE response stream may carry.
 const maxStreamBytes = 64 << 20
 
+// maxHeaderBytes bounds a response's headers (net/http's default is 10 MiB).
+const maxHeaderBytes = 1 << 20
+
+// closeGrace is how long Close lets the answers in flight be read before
+// it drops what nobody reads.
+const closeGrace = time.Second
+
 // maxErrorBody is how much of an HTTP error's body is read.
 const maxErrorBody = 64 << 10
 
@@ -65,6 +72,10 @@ type httpLines struct {
 	w      io.WriteCloser // where they are written
 	wmu    sync.Mutex     // one answer's lines at a time into w
 	wg     sync.WaitGroup
+	// inline bounds a notification's or response's POST, which Write
+	// waits for: a server that never ends its 202 must not hold the
+	// writer (the probe, past its timeout) forever.
+	inline time.Duration
 
 	mu      sync.Mutex
 	session string // Mcp-Session-Id (legacy eras)
@@ -96,7 +107,12 @@ func dialHTTPTo(spec ServerSpec, r io.Reader, w io.WriteCloser) (*httpLines, err
 		bearer = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &httpLines{endpoint: u, headers: spec.Headers, bearer: bearer, maxLine: spec.MaxLineSize, ctx: ctx, cancel: cancel, r: r, w: w}
+	h := &httpLines{endpoint: u, headers: spec.Headers, bearer: bearer, maxLine: spec.MaxLineSize, ctx: ctx, cancel: cancel, r: r, w: w, inline: HTTPHeaderTimeout}
+	for _, d := range []time.Duration{spec.Timeout, spec.RequestTimeout} {
+		if d > 0 && d < h.inline {
+			h.inline = d
+		}
+	}
 	if h.maxLine <= 0 {
 		h.maxLine = DefaultMaxLineSize
 	}
@@ -127,11 +143,12 @@ func newHTTPClient(u *url.URL) *http.Client {
 		},
 	}
 	transport := &http.Transport{
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   HTTPHeaderTimeout,
-		ResponseHeaderTimeout: HTTPHeaderTimeout,
-		MaxIdleConnsPerHost:   16,
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    HTTPHeaderTimeout,
+		ResponseHeaderTimeout:  HTTPHeaderTimeout,
+		MaxIdleConnsPerHost:    16,
+		MaxResponseHeaderBytes: maxHeaderBytes,
 		// No proxy from the environment: the server's address is the one
 		// the lock names, and HTTPS_PROXY would put another party on the
 		// path to it.
@@ -201,13 +218,15 @@ func (h *httpLines) Write(b []byte) (int, error) {
 			// A notification or a response: posted in order (the
 			// server answers 202 at once), so that initialized comes
 			// before the requests after it.
-			h.post(body)
+			ctx, cancel := context.WithTimeout(h.ctx, h.inline)
+			h.post(ctx, body)
+			cancel()
 			continue
 		}
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			h.post(body)
+			h.post(h.ctx, body)
 		}()
 	}
 	return len(b), nil
@@ -231,7 +250,22 @@ func (h *httpLines) Close() error {
 		cancel()
 	}
 	h.cancel()
-	h.wg.Wait()
+	done := make(chan struct{})
+	go func() { h.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeGrace):
+		// A reader that stopped reading (it failed, or the proxy is
+		// gone) would keep an answer's write, and so Close, waiting
+		// forever: what is left is dropped.
+		if d, ok := h.w.(interface{ SetWriteDeadline(time.Time) error }); ok {
+			d.SetWriteDeadline(time.Now())
+		}
+		if pr, ok := h.r.(*io.PipeReader); ok {
+			pr.CloseWithError(io.ErrClosedPipe)
+		}
+		<-done
+	}
 	h.w.Close()
 	h.client.CloseIdleConnections()
 	return nil
@@ -278,7 +312,7 @@ func headerValue(s string) string {
 }
 
 // post sends one message and turns its answer into lines.
-func (h *httpLines) post(body []byte) {
+func (h *httpLines) post(ctx context.Context, body []byte) {
 	id := jsonscan.Find(body, "id")
 	method, _ := jsonString(jsonscan.Find(body, "method"))
 	params := jsonscan.Find(body, "params")
@@ -293,7 +327,7 @@ func (h *httpLines) post(body []byte) {
 	if method == "initialize" {
 		version = "" // negotiated by this request
 	}
-	req, err := http.NewRequestWithContext(h.ctx, http.MethodPost, h.endpoint.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint.String(), bytes.NewReader(body))
 	if err != nil {
 		h.fail(id, err.Error())
 		return
@@ -356,7 +390,7 @@ func (h *httpLines) post(body []byte) {
 		}
 		// The server's own refusal: a legacy server's answer to
 		// server/discover may be one, so the probe may fall back.
-		h.failWith(id, codeHTTPStatus, fmt.Sprintf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), bodyExcerpt(b)))
+		h.failWith(id, codeHTTPStatus, fmt.Sprintf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), bodyExcerpt(h.redact(b))))
 	case ct == "application/json":
 		b, err := io.ReadAll(io.LimitReader(resp.Body, int64(h.maxLine)+1))
 		if err != nil {
@@ -481,7 +515,9 @@ func (h *httpLines) emit(msg []byte) {
 	var b bytes.Buffer
 	if err := json.Compact(&b, msg); err != nil {
 		b.Reset()
-		b.Write(bytes.ReplaceAll(msg, []byte("\n"), []byte(" "))) // the reader says what is wrong with it
+		// The reader says what is wrong with it; no line break (nor a
+		// CR, which some readers take for one) splits it.
+		b.WriteString(strings.NewReplacer("\n", " ", "\r", " ").Replace(string(msg)))
 	}
 	b.WriteByte('\n')
 	h.wmu.Lock()
@@ -518,8 +554,17 @@ func (h *httpLines) failWith(id []byte, code int, why string) {
 	b = append(b, `,"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, `,"message":`...)
-	b = AppendQuoted(b, why)
+	b = AppendQuoted(b, string(h.redact([]byte(why))))
 	h.emit(append(b, "}}"...))
+}
+
+// redact replaces the bearer token in what the server sent back (an
+// error page that echoes the request's headers) before mcpform shows it.
+func (h *httpLines) redact(b []byte) []byte {
+	if h.bearer == "" {
+		return b
+	}
+	return bytes.ReplaceAll(b, []byte(h.bearer), []byte("[the bearer token]"))
 }
 
 // answers reports whether msg is a response to id.

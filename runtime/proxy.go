@@ -524,7 +524,11 @@ func (p *proxy) watchExit(proc *mcp.Process) {
 // exitGrace is how long the server's output may stay open after it exited.
 const exitGrace = time.Second
 
+// shutdown ends the server. What was handed to its stream goes first (at
+// most exitGrace): an answer to one of its requests, written just before
+// the client left, must not be cut off by closing its input.
 func (p *proxy) shutdown() {
+	p.up.Flushed(exitGrace)
 	p.proc.Close()
 }
 

@@ -32,6 +32,9 @@ type serverConn interface {
 	// sends: one write for the burst.
 	Hold()
 	Release() error
+	// Flushed waits until what was handed to the stream is written, at
+	// most timeout, and reports whether it was.
+	Flushed(timeout time.Duration) bool
 	// Done is closed when the connection ended (Err says why); Fail ends
 	// it, answering every waiting request with err.
 	Done() <-chan struct{}

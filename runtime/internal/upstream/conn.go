@@ -134,6 +134,10 @@ func (u *Conn) Hold() { u.lw.Hold() }
 // Release writes what Hold kept back.
 func (u *Conn) Release() error { return u.lw.Release() }
 
+// Flushed waits until every line handed to the stream is written (or the
+// stream failed), at most timeout; it reports whether they were.
+func (u *Conn) Flushed(timeout time.Duration) bool { return u.lw.Flushed(timeout) }
+
 // Listen runs the reader of r (the server's stdout).
 func (u *Conn) Listen(r io.Reader, maxLine int) {
 	go u.readLoop(r, maxLine)

@@ -194,8 +194,28 @@ func hostIsPrivate(host string) bool {
 
 func isPrivate(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() ||
-		netip.MustParsePrefix("100.64.0.0/10").Contains(ip) // carrier-grade NAT, where cloud metadata lives too
+	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
+		return true
+	}
+	for _, p := range privatePrefixes {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// privatePrefixes are the ranges netip does not call private that still
+// lead inside: "this network", carrier-grade NAT (where cloud metadata
+// services live too), site-local IPv6, and the IPv6 forms that carry an
+// IPv4 address (NAT64, 6to4), which may carry a private one.
+var privatePrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("fec0::/10"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2002::/16"),
 }
 
 func (h *httpLines) Read(p []byte) (int, error) { return h.r.Read(p) }

@@ -196,7 +196,8 @@ func TestHTTPClientRefusesPrivateAddresses(t *testing.T) {
 		t.Fatalf("control: a client for the loopback URL could not reach it: %v", err)
 	}
 	resp.Body.Close()
-	for host, want := range map[string]bool{"localhost": true, "127.0.0.1": true, "10.1.2.3": true, "169.254.169.254": true, "::1": true, "fd00::1": true, "100.100.100.200": true, "8.8.8.8": false, "mcp.example.com": false} {
+	for host, want := range map[string]bool{"localhost": true, "127.0.0.1": true, "10.1.2.3": true, "169.254.169.254": true, "::1": true, "fd00::1": true, "100.100.100.200": true, "0.1.2.3": true, "fec0::1": true, "64:ff9b::7f00:1": true, "2002:7f00:1::1": true, "::ffff:10.0.0.1": true,
+		"8.8.8.8": false, "2606:4700::1111": false, "mcp.example.com": false} {
 		if got := hostIsPrivate(host); got != want {
 			t.Errorf("hostIsPrivate(%q) = %v, want %v", host, got, want)
 		}

@@ -10,10 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpform/mcpform/internal/benchclient"
@@ -192,48 +190,7 @@ type result struct {
 	cpu1, cpu64   time.Duration // the child's CPU per call (0: unknown)
 }
 
-func measure(c *client, n int) result {
-	c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"proxybench","version":"1"}}`)
-	c.call("tools/list", `{}`)
-	for i := 0; i < 1000; i++ { // warm up
-		c.call("tools/call", callParams)
-	}
-	pid := c.cmd.Process.Pid
-	lat := make([]time.Duration, n)
-	cpu0 := cpuTime(pid)
-	t0 := time.Now()
-	for i := range lat {
-		s := time.Now()
-		c.call("tools/call", callParams)
-		lat[i] = time.Since(s)
-	}
-	total1 := time.Since(t0)
-	var r result
-	r.cpu1 = (cpuTime(pid) - cpu0) / time.Duration(n)
-	slices.Sort(lat)
-	r.p50, r.p99 = lat[n/2], lat[n*99/100]
-	r.tput1 = float64(n) / total1.Seconds()
-	// A burst of 64 goes by in microseconds: ten times as many calls give
-	// the measurement a second or so, long enough to be repeatable.
-	const inflight = 64
-	many := 10 * n / inflight * inflight
-	var wg sync.WaitGroup
-	cpu0 = cpuTime(pid)
-	t0 = time.Now()
-	for g := 0; g < inflight; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < many/inflight; i++ {
-				c.call("tools/call", callParams)
-			}
-		}()
-	}
-	wg.Wait()
-	r.tput64 = float64(many) / time.Since(t0).Seconds()
-	r.cpu64 = (cpuTime(pid) - cpu0) / time.Duration(many)
-	return r
-}
+func measure(c *client, n int) result { return measureWith(c, c.cmd.Process.Pid, n) }
 
 // cpuTime is the user and system time process pid has used so far (0 when
 // /proc cannot say).

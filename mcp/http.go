@@ -80,6 +80,8 @@ type httpLines struct {
 	mu      sync.Mutex
 	session string // Mcp-Session-Id (legacy eras)
 	version string // the negotiated legacy version, for MCP-Protocol-Version
+
+	sse sseSession // the HTTP+SSE transport's state (sse.go)
 }
 
 // dialHTTP prepares the line stream to spec.URL; nothing is sent yet.
@@ -93,6 +95,9 @@ func dialHTTPTo(spec ServerSpec, r io.Reader, w io.WriteCloser) (*httpLines, err
 	u, err := url.Parse(spec.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("the server's url %q is not an http(s) URL", escape.String(spec.URL))
+	}
+	if err := checkTransport(spec.Transport); err != nil {
+		return nil, err
 	}
 	bearer := ""
 	if spec.BearerEnv != "" {
@@ -117,6 +122,7 @@ func dialHTTPTo(spec ServerSpec, r io.Reader, w io.WriteCloser) (*httpLines, err
 		h.maxLine = DefaultMaxLineSize
 	}
 	h.client = newHTTPClient(u)
+	h.sse.forced = spec.Transport
 	return h, nil
 }
 
@@ -333,6 +339,10 @@ func headerValue(s string) string {
 
 // post sends one message and turns its answer into lines.
 func (h *httpLines) post(ctx context.Context, body []byte) {
+	if h.overSSE() {
+		h.postSSE(ctx, body)
+		return
+	}
 	id := jsonscan.Find(body, "id")
 	method, _ := jsonString(jsonscan.Find(body, "method"))
 	params := jsonscan.Find(body, "params")
@@ -362,6 +372,13 @@ func (h *httpLines) post(ctx context.Context, body []byte) {
 		return
 	}
 	defer resp.Body.Close()
+	if method == "initialize" && h.fallsBack(resp.StatusCode) {
+		// Not Streamable HTTP: the 2024-11-05 HTTP+SSE transport, by the
+		// spec's fallback rule (sse.go).
+		io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		h.postSSE(ctx, body)
+		return
+	}
 	if s := resp.Header.Get("Mcp-Session-Id"); s != "" && method == "initialize" {
 		if !visibleASCII(s) {
 			h.fail(id, "the server's Mcp-Session-Id holds characters outside visible ASCII: refused")

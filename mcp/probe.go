@@ -28,7 +28,8 @@ const maxRelists = 3
 type ServerSpec struct {
 	Name      string                      // for error messages
 	Command   []string                    // argv, started directly (no shell); nil for a remote server
-	URL       string                      // a remote server's endpoint (Streamable HTTP), instead of Command
+	URL       string                      // a remote server's endpoint (Streamable HTTP or HTTP+SSE), instead of Command
+	Transport string                      // a remote server's: "" detects (sse.go), TransportStreamableHTTP or TransportSSE speak only that one
 	Headers   map[string]string           // fixed headers sent to a remote server
 	BearerEnv string                      // the variable holding a remote server's token ("" for none)
 	Env       []string                    // names passed through; nothing else of the environment
@@ -117,6 +118,7 @@ func (s ServerSpec) withDefaults() ServerSpec {
 // (nextCursor, resultType, ttlMs, cacheScope, _meta) are not kept.
 type Surface struct {
 	Era               Era
+	Transport         string // a remote server's, as it was reached: TransportStreamableHTTP or TransportSSE; "" for a local one
 	ProtocolVersion   string
 	SupportedVersions []string // 2026-07-28 only: the versions server/discover listed
 	ServerInfo        json.RawMessage
@@ -380,6 +382,9 @@ func (p *prober) run(ctx context.Context) (*Surface, error) {
 	}
 	if err := p.list(ctx, s); err != nil {
 		return nil, err
+	}
+	if p.remote != nil {
+		s.Transport = p.remote.transport()
 	}
 	return s, nil
 }

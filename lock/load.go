@@ -228,8 +228,8 @@ func parseRemote(raw json.RawMessage) (*Remote, error) {
 	switch {
 	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil || u.Fragment != "":
 		return nil, fmt.Errorf("remote.url %q is not an http(s) URL without userinfo or fragment", r.URL)
-	case r.Transport != TransportStreamableHTTP:
-		return nil, fmt.Errorf("remote.transport %q is not %q", r.Transport, TransportStreamableHTTP)
+	case r.Transport != TransportStreamableHTTP && r.Transport != TransportSSE:
+		return nil, fmt.Errorf("remote.transport %q is neither %q nor %q", r.Transport, TransportStreamableHTTP, TransportSSE)
 	}
 	for k, v := range r.Headers {
 		if k == "" || strings.ContainsAny(k+v, "\r\n\x00") {

@@ -636,6 +636,12 @@ func TestRemoteEntryRoundTrip(t *testing.T) {
 	if !bytes.Equal(data, again) {
 		t.Errorf("Marshal(Parse(data)) differs:\n%s", again)
 	}
+	sse := remoteEntry(t)
+	sse.Remote.Transport = TransportSSE
+	data, _ = Marshal(&File{Generator: "x", Servers: map[string]*Entry{"remote": sse}})
+	if f, err := Parse(data); err != nil || f.Servers["remote"].Remote.Transport != TransportSSE {
+		t.Errorf("a server locked over HTTP+SSE does not round-trip: %v\n%s", err, data)
+	}
 	local, _ := Marshal(&File{Generator: "x", Servers: map[string]*Entry{"time": timeEntry(t)}})
 	if !bytes.Contains(local, []byte(`"lockfileVersion": 1,`)) || bytes.Contains(local, []byte(`"remote"`)) {
 		t.Errorf("a lock of local servers changed format:\n%s", local)

@@ -71,7 +71,8 @@ type Remote struct {
 	// URL is the server's endpoint, normalised (lang checks and
 	// normalises it: https, or http to a loopback address).
 	URL string `json:"url"`
-	// Transport is "streamable-http".
+	// Transport is how the probe reached the server: "streamable-http",
+	// or "sse" for the deprecated HTTP+SSE transport of 2024-11-05.
 	Transport string `json:"transport"`
 	// Headers are fixed headers mcpform sends (never credentials).
 	Headers map[string]string `json:"headers,omitempty"`
@@ -89,8 +90,11 @@ type RemoteAuth struct {
 	Scopes []string `json:"scopes,omitempty"`
 }
 
-// TransportStreamableHTTP is the one remote transport mcpform speaks.
-const TransportStreamableHTTP = "streamable-http"
+// The remote transports mcpform speaks.
+const (
+	TransportStreamableHTTP = "streamable-http"
+	TransportSSE            = "sse"
+)
 
 // Modern reports whether the entry was locked over 2026-07-28.
 func (e *Entry) Modern() bool { return e.SupportedVersions != nil }

@@ -188,7 +188,16 @@ func envHint(s *lang.Server) string {
 // planServer fills sp for a probed server: the entry apply would write, and
 // every change against the locked entry (nil for a new server).
 func planServer(sp *ServerPlan, s *lang.Server, old, live *lock.Entry) {
+	probed := ""
+	if live.Remote != nil {
+		probed = live.Remote.Transport
+	}
 	live.Command, live.EnvPassthrough, live.Remote = nil, nil, remoteOf(s)
+	if live.Remote != nil && probed != "" {
+		// The transport the probe spoke (the HTTP+SSE fallback, or
+		// not), which run then speaks and no other.
+		live.Remote.Transport = probed
+	}
 	if live.Remote == nil {
 		live.Command = s.Command
 		live.EnvPassthrough = append([]string{}, s.Env...)
@@ -301,6 +310,9 @@ func configChanges(addr string, old, live *lock.Entry) []Change {
 		add("CFG-ENV-CHANGED", "env", nonNil(old.EnvPassthrough), nonNil(live.EnvPassthrough))
 	}
 	add("CFG-URL-CHANGED", "url", or.URL, lr.URL)
+	if old.Remote != nil && live.Remote != nil {
+		add("REMOTE-TRANSPORT-CHANGED", "transport", or.Transport, lr.Transport)
+	}
 	add("CFG-HEADERS-CHANGED", "headers", or.Headers, lr.Headers)
 	add("CFG-AUTH-CHANGED", "auth", or.Auth, lr.Auth)
 	os, ls := settingsOrEmpty(old.Mcpform), settingsOrEmpty(live.Mcpform)

@@ -15,7 +15,8 @@ import (
 // Ids are stable: a rule may be reworded, never renamed or regraded without
 // a new id, because reviewers and CI scripts match on them. The scheme is
 // SOURCE-SUBJECT-EVENT: MCP-… for a live surface against the lock, CFG-… for
-// mcp.hcl against the lock, GATE-… for a check that fails a plan.
+// mcp.hcl against the lock, REMOTE-… for how the probe reached a remote
+// server against the lock, GATE-… for a check that fails a plan.
 type Rule struct {
 	ID       string
 	Grade    Grade
@@ -293,6 +294,13 @@ func buildCatalogue() []Rule {
 				"surface, so it is graded none.",
 			Example: f.example})
 	}
+	add(Rule{ID: "REMOTE-TRANSPORT-CHANGED", Grade: None, Class: Config,
+		Summary: "A remote server now speaks another transport (Streamable HTTP or the deprecated HTTP+SSE).",
+		Detail: "Found by the probe, not in mcp.hcl: the server answered initialize's POST (Streamable HTTP) or refused it " +
+			"with 400, 404 or 405 (HTTP+SSE, by the spec's fallback rule). mcpform run speaks only the locked transport, so " +
+			"it fails until the change is applied. Graded none like CFG-URL-CHANGED: how the server is reached, not its " +
+			"surface; check that the server was meant to move.",
+		Example: `transport: "sse" -> "streamable-http"`})
 	add(Rule{ID: "GATE-VERSION-UNDERBUMP", Grade: None,
 		Summary: "The declared version does not cover the required bump.",
 		Detail: "Where mcp.hcl declares a version, the plan's required bump (the highest grade of the server's " +

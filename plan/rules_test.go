@@ -31,7 +31,7 @@ func TestEveryRuleIsCatalogued(t *testing.T) {
 func TestCatalogue(t *testing.T) {
 	for _, id := range []string{"CFG-SERVER-ADDED", "CFG-SERVER-REMOVED", "CFG-COMMAND-CHANGED", "CFG-ENV-CHANGED",
 		"CFG-PROTOCOL-CHANGED", "CFG-VERSION-CHANGED", "CFG-CLIENT-CAPABILITIES-CHANGED", "CFG-POLICY-CHANGED",
-		"CFG-URL-CHANGED", "CFG-HEADERS-CHANGED", "CFG-AUTH-CHANGED"} {
+		"CFG-URL-CHANGED", "CFG-HEADERS-CHANGED", "CFG-AUTH-CHANGED", "REMOTE-TRANSPORT-CHANGED"} {
 		r, ok := LookupRule(id)
 		if !ok || r.Class != Config || r.Grade != None {
 			t.Errorf("LookupRule(%s) = %+v, %v; want a config rule graded none", id, r, ok)

@@ -377,6 +377,10 @@ func (p *proxy) run(ctx context.Context) error {
 		// The same pipes, to a server over Streamable HTTP
 		// (docs/ARCHITECTURE.md, section 6).
 		spec.URL, spec.Headers = r.URL, r.Headers
+		// Only the locked transport: a server locked over Streamable
+		// HTTP that starts refusing it is not spoken to over HTTP+SSE
+		// unreviewed, nor the other way round.
+		spec.Transport = r.Transport
 		if r.Auth != nil {
 			spec.BearerEnv = r.Auth.BearerEnv
 		}

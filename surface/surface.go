@@ -9,13 +9,18 @@ import (
 )
 
 // Entry turns a probed surface into a sealed lock entry with no command,
-// settings or policy yet.
+// settings or policy yet; a remote server's has only its Remote.Transport.
 func Entry(s *mcp.Surface) (*lock.Entry, error) {
 	e := &lock.Entry{
 		ProtocolVersion: s.ProtocolVersion,
 		ServerInfo:      s.ServerInfo,
 		Instructions:    s.Instructions,
 		Capabilities:    s.Capabilities,
+	}
+	if s.Transport != "" {
+		// How the server was reached; the caller fills in the rest of
+		// what the lock pins of it (plan: mcp.hcl's url, headers, auth).
+		e.Remote = &lock.Remote{Transport: s.Transport}
 	}
 	if s.Era == mcp.EraModern {
 		e.SupportedVersions = append([]string{}, s.SupportedVersions...)

@@ -18,8 +18,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/internal/jsonscan"
@@ -63,6 +68,7 @@ type httpLines struct {
 	endpoint *url.URL
 	headers  map[string]string
 	bearer   string
+	oauth    auth.OAuthHandler // nil without OAuth
 	client   *http.Client
 	maxLine  int
 
@@ -76,6 +82,9 @@ type httpLines struct {
 	// waits for: a server that never ends its 202 must not hold the
 	// writer (the probe, past its timeout) forever.
 	inline time.Duration
+
+	// token is the OAuth access token last sent, which redact hides.
+	token atomic.Pointer[string]
 
 	mu      sync.Mutex
 	session string // Mcp-Session-Id (legacy eras)
@@ -112,7 +121,7 @@ func dialHTTPTo(spec ServerSpec, r io.Reader, w io.WriteCloser) (*httpLines, err
 		bearer = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &httpLines{endpoint: u, headers: spec.Headers, bearer: bearer, maxLine: spec.MaxLineSize, ctx: ctx, cancel: cancel, r: r, w: w, inline: HTTPHeaderTimeout}
+	h := &httpLines{endpoint: u, headers: spec.Headers, bearer: bearer, oauth: spec.OAuth, maxLine: spec.MaxLineSize, ctx: ctx, cancel: cancel, r: r, w: w, inline: HTTPHeaderTimeout}
 	for _, d := range []time.Duration{spec.Timeout, spec.RequestTimeout} {
 		if d > 0 && d < h.inline {
 			h.inline = d
@@ -126,9 +135,15 @@ func dialHTTPTo(spec ServerSpec, r io.Reader, w io.WriteCloser) (*httpLines, err
 	return h, nil
 }
 
+// HTTPClient is the client for what the remote server at u hands out
+// (its OAuth metadata and authorization servers): as the client for the
+// server itself, no connection to an address more private than u's own
+// host, and redirects only within the origin of the URL asked for.
+func HTTPClient(u *url.URL) *http.Client { return newHTTPClient(u) }
+
 // newHTTPClient returns a client for the server at u: redirects only
-// within u's origin, and no connection to an address more private than
-// u's own host.
+// within the origin asked for, and no connection to an address more
+// private than u's own host.
 func newHTTPClient(u *url.URL) *http.Client {
 	allowPrivate := hostIsPrivate(u.Hostname())
 	dialer := &net.Dialer{
@@ -166,8 +181,8 @@ func newHTTPClient(u *url.URL) *http.Client {
 			if len(via) >= 5 {
 				return errors.New("more than 5 redirects")
 			}
-			if !sameOrigin(req.URL, u) {
-				return fmt.Errorf("the server redirected to %s, another origin: mcpform follows redirects only within %s://%s; if the server moved, set its url", escape.String(origin(req.URL)), u.Scheme, escape.String(u.Host))
+			if first := via[0].URL; !sameOrigin(req.URL, first) {
+				return fmt.Errorf("%s redirected to %s, another origin: mcpform follows redirects only within %s; if the server moved, set its url", escape.String(origin(first)), escape.String(origin(req.URL)), escape.String(origin(first)))
 			}
 			return nil
 		},
@@ -269,6 +284,7 @@ func (h *httpLines) Close() error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.endpoint.String(), nil)
 		if err == nil {
 			h.setHeaders(req, "", "", "")
+			h.authorize(ctx, req)
 			if resp, err := h.client.Do(req); err == nil {
 				resp.Body.Close()
 			}
@@ -357,17 +373,17 @@ func (h *httpLines) post(ctx context.Context, body []byte) {
 	if method == "initialize" {
 		version = "" // negotiated by this request
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint.String(), bytes.NewReader(body))
-	if err != nil {
-		h.fail(id, err.Error())
-		return
-	}
-	req.Header.Set("Content-Type", "application/json")
-	h.setHeaders(req, version, method, name)
-	resp, err := h.client.Do(req)
+	resp, err := h.do(ctx, func() (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint.String(), bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+			h.setHeaders(req, version, method, name)
+		}
+		return req, err
+	})
 	if err != nil {
 		if h.ctx.Err() == nil {
-			h.fail(id, "the request failed: "+err.Error())
+			h.fail(id, err.Error())
 		}
 		return
 	}
@@ -446,7 +462,85 @@ func (h *httpLines) post(ctx context.Context, body []byte) {
 	}
 }
 
+// do sends the request newReq makes, with the OAuth access token when
+// there is one. A 401 or 403 goes to the OAuth handler, once: when it
+// answers with a token (a login since, or a refresh), the request is
+// made again; when it cannot, its error (which says what to do) is the
+// request's.
+func (h *httpLines) do(ctx context.Context, newReq func() (*http.Request, error)) (*http.Response, error) {
+	send := func() (*http.Request, *http.Response, error) {
+		req, err := newReq()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := h.authorize(ctx, req); err != nil {
+			return nil, nil, err
+		}
+		resp, err := h.client.Do(req)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the request failed: %w", err)
+		}
+		return req, resp, nil
+	}
+	req, resp, err := send()
+	if err != nil || h.oauth == nil || !(resp.StatusCode == http.StatusUnauthorized || insufficientScope(resp)) {
+		return resp, err
+	}
+	if err := h.oauth.Authorize(ctx, req, resp); err != nil {
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, escape.String(err.Error()))
+	}
+	_, resp, err = send()
+	return resp, err
+}
+
+// insufficientScope reports whether resp is a 403 that asks for more
+// scope (RFC 6750, section 3.1): the one 403 a new authorization can
+// help; any other is the server's refusal of the request.
+func insufficientScope(resp *http.Response) bool {
+	if resp.StatusCode != http.StatusForbidden {
+		return false
+	}
+	cs, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	for _, c := range cs {
+		if c.Scheme == "bearer" && c.Params["error"] == "insufficient_scope" {
+			return true
+		}
+	}
+	return false
+}
+
+// authorize sets the OAuth access token on req. No token source yet is no
+// token: the server's 401 starts the handler's flow. A refresh the
+// authorization server refuses (invalid_grant) is no token either, so
+// that the 401 reaches the handler, which says to log in again.
+func (h *httpLines) authorize(ctx context.Context, req *http.Request) error {
+	if h.oauth == nil {
+		return nil
+	}
+	ts, err := h.oauth.TokenSource(ctx)
+	if err != nil {
+		return fmt.Errorf("no OAuth token: %s", escape.String(err.Error()))
+	}
+	if ts == nil {
+		return nil
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
+			return nil
+		}
+		return fmt.Errorf("refreshing the OAuth token: %s", escape.String(err.Error()))
+	}
+	h.token.Store(&tok.AccessToken)
+	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	return nil
+}
+
 func (h *httpLines) authHint(resp *http.Response) string {
+	if h.oauth != nil {
+		return ": the OAuth token was not accepted"
+	}
 	if h.bearer != "" {
 		return ": the token in auth.bearer_env was not accepted"
 	}
@@ -469,6 +563,9 @@ func (h *httpLines) listen() {
 		}
 		h.setHeaders(req, "", "", "")
 		req.Header.Set("Accept", "text/event-stream")
+		if h.authorize(h.ctx, req) != nil {
+			return
+		}
 		resp, err := h.client.Do(req)
 		if err != nil {
 			continue
@@ -598,10 +695,13 @@ func (h *httpLines) failWith(id []byte, code int, why string) {
 // redact replaces the bearer token in what the server sent back (an
 // error page that echoes the request's headers) before mcpform shows it.
 func (h *httpLines) redact(b []byte) []byte {
-	if h.bearer == "" {
-		return b
+	if h.bearer != "" {
+		b = bytes.ReplaceAll(b, []byte(h.bearer), []byte("[the bearer token]"))
 	}
-	return bytes.ReplaceAll(b, []byte(h.bearer), []byte("[the bearer token]"))
+	if t := h.token.Load(); t != nil && *t != "" {
+		b = bytes.ReplaceAll(b, []byte(*t), []byte("[the OAuth token]"))
+	}
+	return b
 }
 
 // answers reports whether msg is a response to id.

@@ -32,6 +32,7 @@ type ServerSpec struct {
 	Transport string                      // a remote server's: "" detects (sse.go), TransportStreamableHTTP or TransportSSE speak only that one
 	Headers   map[string]string           // fixed headers sent to a remote server
 	BearerEnv string                      // the variable holding a remote server's token ("" for none)
+	OAuth     OAuthHandler                // a remote server's OAuth tokens, instead of BearerEnv; nil for none
 	Env       []string                    // names passed through; nothing else of the environment
 	LookupEnv func(string) (string, bool) // value source, default os.LookupEnv
 	Dir       string                      // working directory; "" is mcpform's

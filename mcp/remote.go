@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // StartRemote connects to the remote server spec.URL as Start starts a
@@ -80,3 +82,9 @@ func StartRemote(ctx context.Context, spec ServerSpec) (*Process, error) {
 	}
 	return p, nil
 }
+
+// OAuthHandler gives a remote server's OAuth access tokens and is told of
+// each 401 or 403 (the Go SDK's interface: its authorization code flow is
+// one, mcpform's stored tokens another). A request refused with a 401 or
+// 403 goes to Authorize once and is made again when Authorize returns nil.
+type OAuthHandler = auth.OAuthHandler

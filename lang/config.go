@@ -122,6 +122,14 @@ type Auth struct {
 	// static token, sent as "Authorization: Bearer …"; "" with OAuth.
 	// The value is read when mcpform connects and is never stored.
 	BearerEnv string `json:",omitempty"`
+	// ClientID is a client registered with the authorization server
+	// beforehand, and ClientSecretEnv the variable holding its secret, if
+	// it has one; ClientMetadataURL is a client ID metadata document
+	// mcpform is known by. Without them mcpform registers itself (RFC
+	// 7591) where the authorization server allows it. Only with OAuth.
+	ClientID          string `json:",omitempty"`
+	ClientSecretEnv   string `json:",omitempty"`
+	ClientMetadataURL string `json:",omitempty"`
 }
 
 // Defaults for optional server arguments.

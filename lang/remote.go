@@ -300,7 +300,43 @@ func (s *scope) decodeAuth(b *hcl.Block, diags *hcl.Diagnostics) *Auth {
 			ok = false
 		}
 	}
+	client := map[string]*string{"client_id": &auth.ClientID, "client_secret_env": &auth.ClientSecretEnv, "client_metadata_url": &auth.ClientMetadataURL}
+	var clientA *hcl.Attribute
+	for _, name := range []string{"client_id", "client_secret_env", "client_metadata_url"} {
+		a, has := content.Attributes[name]
+		if !has {
+			continue
+		}
+		clientA = a
+		v, vok := s.str(a, diags)
+		if !vok {
+			known = false
+			continue
+		}
+		if !checkClientSetting(a, name, v, diags) {
+			ok = false
+		}
+		*client[name] = v
+	}
 	if !known {
+		return nil
+	}
+	if clientA != nil && !auth.OAuth {
+		*diags = append(*diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "OAuth client settings without OAuth",
+			Detail:   "client_id, client_secret_env and client_metadata_url say how mcpform signs in with OAuth, so they need oauth = true.",
+			Subject:  clientA.Range.Ptr(),
+		})
+		return nil
+	}
+	if auth.ClientSecretEnv != "" && auth.ClientID == "" {
+		*diags = append(*diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Client secret without a client id",
+			Detail:   "client_secret_env is the secret of a pre-registered client: add its client_id, or remove client_secret_env to let mcpform register itself.",
+			Subject:  content.Attributes["client_secret_env"].Range.Ptr(),
+		})
 		return nil
 	}
 	// Which methods are written, whatever else is wrong with them.
@@ -339,6 +375,36 @@ func (s *scope) decodeAuth(b *hcl.Block, diags *hcl.Diagnostics) *Auth {
 		return nil
 	}
 	return auth
+}
+
+// checkClientSetting checks an OAuth client setting: client_id as the
+// authorization server gave it, client_secret_env a variable's name (the
+// secret itself would be stored in mcp.lock's digest input), and
+// client_metadata_url an https URL with a path (the metadata document's).
+func checkClientSetting(a *hcl.Attribute, name, v string, diags *hcl.Diagnostics) bool {
+	detail := ""
+	switch name {
+	case "client_id":
+		if v == "" || !isScopeToken(v) {
+			detail = "client_id is the identifier the authorization server gave mcpform's registration: printable ASCII without spaces."
+		}
+	case "client_secret_env":
+		if !envName.MatchString(v) || looksLikeToken(v) {
+			detail = fmt.Sprintf("client_secret_env names the environment variable that holds the client secret, not the secret: write its name, for example client_secret_env = \"MCP_CLIENT_SECRET\" (got %q).", v)
+			if looksLikeToken(v) {
+				detail = "client_secret_env names the environment variable that holds the client secret, not the secret: write its name, for example client_secret_env = \"MCP_CLIENT_SECRET\"."
+			}
+		}
+	case "client_metadata_url":
+		if u, err := url.Parse(v); err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" || u.Fragment != "" || u.User != nil {
+			detail = "client_metadata_url is the https URL of mcpform's client ID metadata document, with a path, for example \"https://example.com/mcpform/client.json\"."
+		}
+	}
+	if detail == "" {
+		return true
+	}
+	*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid OAuth client setting", Detail: detail, Subject: a.Expr.Range().Ptr()})
+	return false
 }
 
 // checkBearerEnv reports whether bearer_env is the name of an environment

@@ -46,7 +46,8 @@ var networkSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "al
 var limitsSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "memory"}, {Name: "processes"}, {Name: "files"}, {Name: "file_size"}}}
 var taintSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sources"}, {Name: "sinks"}}}
 var toolSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "version", Required: true}}}
-var authSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "oauth"}, {Name: "scopes"}, {Name: "bearer_env"}}}
+var authSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "oauth"}, {Name: "scopes"}, {Name: "bearer_env"},
+	{Name: "client_id"}, {Name: "client_secret_env"}, {Name: "client_metadata_url"}}}
 
 // knownClientCapabilities are the client capabilities MCP defines; others
 // are allowed (the protocol grows) but draw a warning, for typos.

@@ -88,6 +88,25 @@ type RemoteAuth struct {
 	// OAuth is true for MCP authorization (OAuth 2.1), with Scopes.
 	OAuth  bool     `json:"oauth,omitempty"`
 	Scopes []string `json:"scopes,omitempty"`
+	// Resource is the protected resource an OAuth server names (RFC 9728)
+	// and Issuers the authorization servers it names, as its metadata
+	// lists them: a change of either is definitional drift.
+	Resource string   `json:"resource,omitempty"`
+	Issuers  []string `json:"issuers,omitempty"`
+}
+
+// Configured is what mcp.hcl says of the auth (the method and scopes),
+// without what the server advertised; nil for nil.
+func (a *RemoteAuth) Configured() *RemoteAuth {
+	if a == nil {
+		return nil
+	}
+	return &RemoteAuth{BearerEnv: a.BearerEnv, OAuth: a.OAuth, Scopes: a.Scopes}
+}
+
+// Authorization is what the server advertised of its authorization.
+func (a *RemoteAuth) Authorization() map[string]any {
+	return map[string]any{"resource": a.Resource, "issuers": a.Issuers}
 }
 
 // The remote transports mcpform speaks.

@@ -69,6 +69,10 @@ func DiffSurface(serverAddr string, locked, live *lock.Entry) (changes []Change,
 			d.itemAddr = ""
 		}
 	}
+	if a, b := authorizationOf(locked), authorizationOf(live); a != nil && b != nil && string(a) != string(b) {
+		d.add("MCP-AUTHORIZATION-CHANGED", serverAddr+".authorization", Update, a, b,
+			"the server's tokens would come from, and go to, another authorization server")
+	}
 	for _, k := range lock.Kinds {
 		if n := len(locked.List(k)) - touched[k]; n > 0 {
 			if unchanged == nil {
@@ -85,6 +89,16 @@ var (
 	kindAddr = [...]string{lock.Tools: "tool", lock.Prompts: "prompt", lock.Resources: "resource", lock.ResourceTemplates: "resource_template"}
 	kindRule = [...]string{lock.Tools: "TOOL", lock.Prompts: "PROMPT", lock.Resources: "RESOURCE", lock.ResourceTemplates: "RESOURCE-TEMPLATE"}
 )
+
+// authorizationOf is what an OAuth server advertised of its
+// authorization (lock.RemoteAuth.Authorization), or nil for a server
+// without OAuth: a server locked with a static token names none.
+func authorizationOf(e *lock.Entry) json.RawMessage {
+	if e.Remote == nil || e.Remote.Auth == nil || !e.Remote.Auth.OAuth {
+		return nil
+	}
+	return encode(e.Remote.Auth.Authorization())
+}
 
 func eraName(e *lock.Entry) string {
 	if e.Modern() {

@@ -374,6 +374,14 @@ func TestDiffServerFields(t *testing.T) {
 		{"instructions whitespace", func(a, b *lock.Entry) { a.Instructions, b.Instructions = str("a b"), str("a\nb") },
 			[]Change{{Addr: "server.s.instructions", Action: Update, Class: Definitional, Grade: Patch, Rule: "MCP-TEXT-WHITESPACE-CHANGED",
 				Before: json.RawMessage(`"a b"`), After: json.RawMessage(`"a\nb"`)}}},
+		{"authorization server", func(a, b *lock.Entry) {
+			a.Remote = &lock.Remote{URL: "https://mcp.example.com/mcp", Auth: &lock.RemoteAuth{OAuth: true, Resource: "https://mcp.example.com/mcp", Issuers: []string{"https://auth.example.com"}}}
+			b.Remote = &lock.Remote{URL: "https://mcp.example.com/mcp", Auth: &lock.RemoteAuth{OAuth: true, Resource: "https://mcp.example.com/mcp", Issuers: []string{"https://login.example.net"}}}
+		},
+			[]Change{{Addr: "server.s.authorization", Action: Update, Class: Definitional, Grade: Major, Rule: "MCP-AUTHORIZATION-CHANGED", Security: true,
+				Before: json.RawMessage(`{"issuers":["https://auth.example.com"],"resource":"https://mcp.example.com/mcp"}`),
+				After:  json.RawMessage(`{"issuers":["https://login.example.net"],"resource":"https://mcp.example.com/mcp"}`),
+				Detail: "the server's tokens would come from, and go to, another authorization server"}}},
 		{"era", func(a, b *lock.Entry) { b.SupportedVersions = []string{"2026-07-28"} },
 			[]Change{{Addr: "server.s.era", Action: Update, Class: Definitional, Grade: Major, Rule: "MCP-ERA-CHANGED",
 				Before: json.RawMessage(`"legacy"`), After: json.RawMessage(`"2026-07-28"`)}}},

@@ -37,6 +37,11 @@ type Options struct {
 	// cannot be started as run would start it.
 	Prepare   func(name string, p *policy.Policy) (func(*exec.Cmd) (func(), error), error)
 	LookupEnv func(string) (string, bool)
+	// OAuth returns the handler of a remote server declared with
+	// auth { oauth = true }, its tokens, after filling in r.Auth what the
+	// lock pins of its authorization (Resource, Issuers). Its error (no
+	// login yet, for one) is the server's.
+	OAuth func(ctx context.Context, name string, r *lock.Remote) (mcp.OAuthHandler, error)
 }
 
 // Make probes every server of cfg and diffs configuration and live surfaces
@@ -59,6 +64,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 
 	var targets []Target
 	byName := map[string]*ServerPlan{}
+	remotes := map[string]*lock.Remote{} // what each entry pins of its remote server
 	for _, s := range cfg.Servers {
 		if !selected(s.Name, s.Addr) {
 			continue
@@ -75,9 +81,16 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		t := Target{Name: s.Name, Command: s.Command, Env: s.Env, Remote: remoteOf(s), Dir: cfg.Dir, Era: era,
 			ClientCapabilities: s.ClientCapabilities, Timeout: s.Timeout, LookupEnv: opts.LookupEnv}
 		if t.Remote != nil && t.Remote.Auth != nil && t.Remote.Auth.OAuth {
-			sp.Error = "auth { oauth = true } needs mcpform login, which this mcpform does not have yet: use auth { bearer_env = \"NAME\" } with a token for now"
-			continue
+			if opts.OAuth == nil {
+				sp.Error = "auth { oauth = true }: this plan has no OAuth tokens to probe the server with"
+				continue
+			}
+			if t.OAuth, err = opts.OAuth(ctx, s.Name, t.Remote); err != nil {
+				sp.Error = err.Error()
+				continue
+			}
 		}
+		remotes[s.Name] = t.Remote
 		if old, ok := locked.Servers[s.Name]; ok && era == mcp.EraAuto {
 			t.Locked = old
 		}
@@ -125,7 +138,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			}
 			continue
 		}
-		planServer(sp, declared[r.Name], locked.Servers[r.Name], r.Entry)
+		planServer(sp, declared[r.Name], remotes[r.Name], locked.Servers[r.Name], r.Entry)
 	}
 	for name, e := range locked.Servers {
 		if _, ok := declared[name]; ok || !selected(name, addrOf(name)) {
@@ -187,17 +200,15 @@ func envHint(s *lang.Server) string {
 
 // planServer fills sp for a probed server: the entry apply would write, and
 // every change against the locked entry (nil for a new server).
-func planServer(sp *ServerPlan, s *lang.Server, old, live *lock.Entry) {
-	probed := ""
-	if live.Remote != nil {
-		probed = live.Remote.Transport
-	}
-	live.Command, live.EnvPassthrough, live.Remote = nil, nil, remoteOf(s)
-	if live.Remote != nil && probed != "" {
+func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *lock.Entry) {
+	if live.Remote != nil && remote != nil {
 		// The transport the probe spoke (the HTTP+SSE fallback, or
 		// not), which run then speaks and no other.
-		live.Remote.Transport = probed
+		r := *remote
+		r.Transport = live.Remote.Transport
+		remote = &r
 	}
+	live.Command, live.EnvPassthrough, live.Remote = nil, nil, remote
 	if live.Remote == nil {
 		live.Command = s.Command
 		live.EnvPassthrough = append([]string{}, s.Env...)
@@ -314,7 +325,7 @@ func configChanges(addr string, old, live *lock.Entry) []Change {
 		add("REMOTE-TRANSPORT-CHANGED", "transport", or.Transport, lr.Transport)
 	}
 	add("CFG-HEADERS-CHANGED", "headers", or.Headers, lr.Headers)
-	add("CFG-AUTH-CHANGED", "auth", or.Auth, lr.Auth)
+	add("CFG-AUTH-CHANGED", "auth", or.Auth.Configured(), lr.Auth.Configured())
 	os, ls := settingsOrEmpty(old.Mcpform), settingsOrEmpty(live.Mcpform)
 	add("CFG-PROTOCOL-CHANGED", "protocol", protocolName(os.Protocol), protocolName(ls.Protocol))
 	add("CFG-VERSION-CHANGED", "version", os.Version, ls.Version)

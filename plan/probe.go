@@ -19,7 +19,9 @@ type Target struct {
 	Env     []string
 	// Remote is a remote server's endpoint and auth, instead of Command
 	// and Env.
-	Remote             *lock.Remote
+	Remote *lock.Remote
+	// OAuth gives an OAuth server's tokens (Options.OAuth); nil without.
+	OAuth              mcp.OAuthHandler
 	Dir                string // the server's working directory: the lock's (and mcp.hcl's) directory
 	Era                mcp.Era
 	ClientCapabilities json.RawMessage
@@ -104,6 +106,7 @@ func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, error) {
 		URL:                url,
 		Headers:            headers,
 		BearerEnv:          bearer,
+		OAuth:              t.OAuth,
 		Name:               t.Name,
 		Command:            t.Command,
 		Env:                t.Env,

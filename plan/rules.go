@@ -129,6 +129,12 @@ func buildCatalogue() []Rule {
 		Summary: "The server moved between the legacy protocol and 2026-07-28.",
 		Detail:  "The era decides how the proxy talks to the server and what the lock stores (version-2 entries); clients of the old era may break.",
 		Example: `era: "legacy" -> "2026-07-28"`})
+	add(Rule{ID: "MCP-AUTHORIZATION-CHANGED", Grade: Major, Class: Definitional, Security: true,
+		Summary: "A remote server names another protected resource or authorization server in its OAuth metadata.",
+		Detail: "The authorization server issues the tokens mcpform sends the server and sees every login: a server " +
+			"that moves its authorization to another issuer hands that trust to someone else. Check that the new " +
+			"issuer belongs to the server's operator, then run mcpform login again.",
+		Example: `authorization: {"issuers":["https://auth.example.com"]} -> {"issuers":["https://login.example.net"]}`})
 
 	// Tool annotations and the output schema's presence.
 	add(Rule{ID: "MCP-TOOL-ANNOTATION-RISK-RAISED", Grade: Major, Class: Definitional, Security: true,

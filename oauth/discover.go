@@ -1,0 +1,80 @@
+package oauth
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/mcpform/mcpform/internal/escape"
+)
+
+// Identity is what the lock pins of a server's authorization: the
+// protected resource it names and the authorization servers it sends its
+// clients to (RFC 9728). A server that moves its authorization to another
+// issuer must be reviewed again.
+type Identity struct {
+	Resource string
+	Issuers  []string
+}
+
+// Discover reads the protected resource metadata of the server at
+// serverURL: from metadataURL when a challenge named one (a login records
+// it), else from the well-known locations (under the endpoint's path,
+// then at the root). A server with none is a 2025-03-26 server, its own
+// authorization server at its origin.
+func Discover(ctx context.Context, client *http.Client, serverURL, metadataURL string) (*Identity, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return nil, err
+	}
+	type candidate struct{ meta, resource string }
+	var tries []candidate
+	if metadataURL != "" {
+		tries = append(tries, candidate{metadataURL, serverURL})
+	}
+	at := *u
+	at.RawQuery, at.Fragment = "", ""
+	at.Path = "/.well-known/oauth-protected-resource/" + strings.TrimLeft(u.Path, "/")
+	tries = append(tries, candidate{at.String(), serverURL})
+	at.Path = "/.well-known/oauth-protected-resource"
+	root := *u
+	root.Path, root.RawQuery, root.Fragment = "", "", ""
+	tries = append(tries, candidate{at.String(), root.String()})
+	for _, c := range tries {
+		prm, err := oauthex.GetProtectedResourceMetadata(ctx, c.meta, c.resource, client)
+		if err != nil || prm == nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			continue
+		}
+		if len(prm.AuthorizationServers) == 0 {
+			return nil, fmt.Errorf("the protected resource metadata at %s names no authorization server", escape.String(c.meta))
+		}
+		for _, as := range prm.AuthorizationServers {
+			if err := checkIssuer(as); err != nil {
+				return nil, fmt.Errorf("the protected resource metadata at %s: %v", escape.String(c.meta), err)
+			}
+		}
+		return &Identity{Resource: prm.Resource, Issuers: prm.AuthorizationServers}, nil
+	}
+	return &Identity{Resource: serverURL, Issuers: []string{root.String()}}, nil
+}
+
+// checkIssuer refuses an authorization server identifier that is not an
+// https URL (or http to a loopback address, as for the server itself),
+// or that carries a query or fragment (RFC 8414, section 2).
+func checkIssuer(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%q is not an authorization server identifier", escape.String(s))
+	}
+	if u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname())) {
+		return fmt.Errorf("the authorization server %q is not https", escape.String(s))
+	}
+	return nil
+}

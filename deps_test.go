@@ -45,6 +45,7 @@ var allowedImports = map[string]allowed{
 	"lock/render": {imports: []string{"internal/escape", "lock"}},
 	"apply":       {imports: []string{"lock", "plan"}},
 	"onboard":     {imports: []string{"internal/escape", "internal/textdiff", "lang"}},
+	"oauth":       {imports: []string{"internal/escape", "mcp"}},
 
 	"runtime": {
 		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/enforce", "runtime/internal/pipe", "runtime/internal/upstream", "runtime/taint", "surface"},
@@ -64,26 +65,27 @@ var allowedImports = map[string]allowed{
 	"taint/render":              {imports: []string{"internal/escape", "runtime/taint"}},
 
 	"cmd/mcpform": {
-		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
+		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "oauth", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
 		tests:   []string{"internal/fakemcp", "internal/npmtest"},
 	},
 	"examples/servers/notes":   {},
 	"examples/servers/confirm": {},
 
-	"internal/escape":         {},
-	"internal/jsonscan":       {tests: []string{"internal/strictjson"}},
-	"internal/strictjson":     {imports: []string{"internal/jsonscan"}},
-	"internal/textdiff":       {},
-	"internal/lockedfile":     {},
-	"internal/mutation":       {},
-	"internal/fakemcp":        {},
-	"internal/procfd":         {},
-	"internal/hostile":        {imports: []string{"internal/procfd"}},
-	"internal/npmtest":        {},
-	"internal/benchclient":    {},
-	"internal/cmd/proxybench": {imports: []string{"internal/benchclient", "lock"}},
-	"internal/proxymodel":     {tests: []string{"internal/hostile", "lock", "policy", "runtime", "runtime/audit", "runtime/taint"}},
-	"internal/e2e":            {tests: []string{"internal/hostile", "lock", "policy", "runtime/sandbox"}},
+	"internal/escape":               {},
+	"internal/jsonscan":             {tests: []string{"internal/strictjson"}},
+	"internal/strictjson":           {imports: []string{"internal/jsonscan"}},
+	"internal/textdiff":             {},
+	"internal/lockedfile":           {},
+	"internal/mutation":             {},
+	"internal/fakemcp":              {},
+	"internal/procfd":               {},
+	"internal/hostile":              {imports: []string{"internal/procfd"}},
+	"internal/npmtest":              {},
+	"internal/benchclient":          {},
+	"internal/cmd/proxybench":       {imports: []string{"internal/benchclient", "lock"}},
+	"internal/cmd/oauthconformance": {},
+	"internal/proxymodel":           {tests: []string{"internal/hostile", "lock", "policy", "runtime", "runtime/audit", "runtime/taint"}},
+	"internal/e2e":                  {tests: []string{"internal/hostile", "lock", "policy", "runtime/sandbox"}},
 }
 
 // allowed is one package's row: what its code may import, and what its

@@ -62,6 +62,10 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	Dir       string
 
+	// OAuth gives the access tokens of a remote server locked with
+	// OAuth (mcpform's own, from its login: never the client's).
+	OAuth mcp.OAuthHandler
+
 	// RequestTimeout bounds each forwarded request (default 10 minutes:
 	// tools may be slow, but a stalled server must not hold a client's
 	// request forever). StartTimeout bounds the start-up handshake and
@@ -384,6 +388,7 @@ func (p *proxy) run(ctx context.Context) error {
 		if r.Auth != nil {
 			spec.BearerEnv = r.Auth.BearerEnv
 		}
+		spec.OAuth = p.opts.OAuth
 		start = mcp.StartRemote
 	}
 	proc, err := start(ctx, spec)

@@ -69,6 +69,10 @@ var commands = map[string]command{
 	"fmt":      {"Rewrite mcp.hcl files in the canonical style", withFlags(parseFmtFlags, runFmt)},
 	"init":     {"Fetch git modules into .mcpform/modules", withFlags(parseInitFlags, runInit)},
 
+	// Remote servers that sign in with OAuth.
+	"login":  {"Sign in to a remote server with OAuth (auth { oauth = true }) and store its tokens", withFlags(parseLoginFlags, runLogin)},
+	"logout": {"Remove the OAuth tokens mcpform login stored for a server", withFlags(parseLogoutFlags, runLogout)},
+
 	// Taint policy: a starting point from the server's annotations.
 	"suggest-policy": {"Print a taint block for a locked server from its tools' annotations", withFlags(parseSuggestPolicyFlags, runSuggestPolicy)},
 

@@ -184,6 +184,7 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 		OnPhase:     progress.phase,
 		Prepare:     confine.hook,
 		LookupEnv:   lookupEnv(io),
+		OAuth:       oauthTokens(io),
 	})
 	progress.Close()
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/oauth"
 	"github.com/mcpform/mcpform/runtime"
 	"github.com/mcpform/mcpform/runtime/audit"
 )
@@ -82,9 +84,16 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 	if !ok {
 		return exitError
 	}
-	if entry.Remote != nil && entry.Remote.Auth != nil && entry.Remote.Auth.OAuth {
-		fmt.Fprintf(io.err, "mcpform run: %s signs in with OAuth, which this mcpform cannot do yet: lock it with auth { bearer_env = \"NAME\" }\n", f.name)
-		return exitError
+	var tokens mcp.OAuthHandler
+	if r := entry.Remote; r != nil && r.Auth != nil && r.Auth.OAuth {
+		store, client, err := oauthStore(io, r.URL)
+		if err == nil {
+			tokens, err = oauth.ForRun(f.name, r.URL, r.Auth.Issuers, store, client)
+		}
+		if err != nil {
+			fmt.Fprintf(io.err, "mcpform run: %v\n", err)
+			return exitError
+		}
 	}
 	auditPath := f.auditPath
 	if auditPath == "" {
@@ -140,6 +149,7 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 		Middlewares: []runtime.Middleware{runtime.TaintGateFor(entry, auditLog, io.getenv)},
 		LookupEnv:   lookupEnv(io),
 		Spin:        spinOption(f.spin),
+		OAuth:       tokens,
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)

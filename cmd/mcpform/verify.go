@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 
@@ -70,6 +71,7 @@ func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
 	warnUnsetEnv(io, envs, "probed")
 	var targets []plan.Target
 	var reports []lockrender.VerifyServer
+	movedAuth := map[string]bool{} // OAuth servers that name another authorization now
 	confine := newConfiner(io, f.lock, defaultAuditPath(io))
 	defer confine.Close()
 	for _, name := range names {
@@ -81,6 +83,19 @@ func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
 			continue
 		}
 		t.Prepare = prepare
+		if r := t.Remote; r != nil && r.Auth != nil && r.Auth.OAuth {
+			// The login's tokens, and whether the server still names the
+			// authorization the lock pins.
+			live := *r
+			live.Auth = r.Auth.Configured()
+			if t.OAuth, err = oauthTokens(io)(ctx, name, &live); err != nil {
+				reports = append(reports, lockrender.VerifyServer{Name: name, Status: lockrender.Failed, Drift: []lockrender.VerifyDrift{}, Error: err.Error()})
+				continue
+			}
+			if !reflect.DeepEqual(live.Auth.Authorization(), r.Auth.Authorization()) {
+				movedAuth[name] = true
+			}
+		}
 		targets = append(targets, t)
 	}
 	progress := startProgress(io, len(targets))
@@ -90,7 +105,12 @@ func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
 	results := plan.ProbeAll(ctx, targets, f.parallelism, progress.probe)
 	progress.Close()
 	for _, r := range results {
-		reports = append(reports, verifyServer(r, lf.Servers[r.Name], f.strict))
+		rep := verifyServer(r, lf.Servers[r.Name], f.strict)
+		if movedAuth[r.Name] && rep.Status != lockrender.Failed {
+			rep.Status = lockrender.Drift
+			rep.Drift = append([]lockrender.VerifyDrift{{Class: lock.Definitional.String(), Action: "~", Field: "authorization"}}, rep.Drift...)
+		}
+		reports = append(reports, rep)
 	}
 	sort.Slice(reports, func(i, j int) bool { return reports[i].Name < reports[j].Name })
 	rep := lockrender.VerifyReport{FormatVersion: lockrender.VerifyFormatVersion, Lock: f.lock, Servers: reports, ExitCode: verifyCode(reports)}

@@ -2,7 +2,10 @@ package oauth
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,12 +48,17 @@ func Discover(ctx context.Context, client *http.Client, serverURL, metadataURL s
 	root.Path, root.RawQuery, root.Fragment = "", "", ""
 	tries = append(tries, candidate{at.String(), root.String()})
 	for _, c := range tries {
-		prm, err := oauthex.GetProtectedResourceMetadata(ctx, c.meta, c.resource, client)
-		if err != nil || prm == nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+		prm, err := fetchPRM(ctx, client, c.meta)
+		if err != nil {
+			return nil, err
+		}
+		if prm == nil {
 			continue
+		}
+		if prm.Resource != c.resource {
+			// RFC 9728, section 3.3: metadata for another resource is
+			// not this server's.
+			return nil, fmt.Errorf("the protected resource metadata at %s is for the resource %q, not %q: refused", escape.String(c.meta), escape.String(prm.Resource), escape.String(c.resource))
 		}
 		if len(prm.AuthorizationServers) == 0 {
 			return nil, fmt.Errorf("the protected resource metadata at %s names no authorization server", escape.String(c.meta))
@@ -63,6 +71,52 @@ func Discover(ctx context.Context, client *http.Client, serverURL, metadataURL s
 		return &Identity{Resource: prm.Resource, Issuers: prm.AuthorizationServers}, nil
 	}
 	return &Identity{Resource: serverURL, Issuers: []string{root.String()}}, nil
+}
+
+// maxMetadata bounds a protected resource metadata document.
+const maxMetadata = 1 << 20
+
+// fetchPRM reads the protected resource metadata at metaURL: nil when
+// there is none there (a status other than 200, a body that is not
+// JSON, no answer), so that the next place is tried. What a server does
+// publish there and mcpform cannot read is an error: passing over it for
+// the next place, or for the 2025-03-26 fallback, would pin an
+// authorization server the server never named. (The SDK's
+// GetProtectedResourceMetadata tells neither apart in its errors.)
+func fetchPRM(ctx context.Context, client *http.Client, metaURL string) (*oauthex.ProtectedResourceMetadata, error) {
+	u, err := url.Parse(metaURL)
+	if err != nil || u.Host == "" || !(u.Scheme == "https" || (u.Scheme == "http" && loopback(u.Hostname()))) {
+		return nil, fmt.Errorf("the protected resource metadata url %q is not an https URL: refused", escape.String(metaURL))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metaURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, nil
+	}
+	defer resp.Body.Close()
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || ct != "application/json" {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the protected resource metadata at %s: %v", escape.String(metaURL), err)
+	}
+	if len(b) > maxMetadata {
+		return nil, fmt.Errorf("the protected resource metadata at %s is larger than %d bytes: refused", escape.String(metaURL), maxMetadata)
+	}
+	var prm oauthex.ProtectedResourceMetadata
+	if err := json.Unmarshal(b, &prm); err != nil {
+		return nil, fmt.Errorf("the protected resource metadata at %s is not RFC 9728 metadata: %s", escape.String(metaURL), escape.String(err.Error()))
+	}
+	return &prm, nil
 }
 
 // checkIssuer refuses an authorization server identifier that is not an

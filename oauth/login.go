@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -179,6 +180,10 @@ type callback struct {
 	srv      *http.Server
 	redirect string
 	got      chan url.Values
+	// answered is set by the first callback: once the flow has taken it
+	// from got, the channel alone would take a second (another tab, a
+	// local process racing the browser) and tell it it was authorized.
+	answered atomic.Bool
 }
 
 func listenLoopback() (*callback, error) {
@@ -191,12 +196,11 @@ func listenLoopback() (*callback, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		select {
-		case cb.got <- q:
-		default:
+		if !cb.answered.CompareAndSwap(false, true) {
 			http.Error(w, "mcpform has had its answer already", http.StatusConflict)
 			return
 		}
+		cb.got <- q // buffered for the one answer
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		if e := q.Get("error"); e != "" {
 			fmt.Fprintf(w, "<p>mcpform was not authorized: %s. You can close this tab.</p>", html.EscapeString(e))

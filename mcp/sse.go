@@ -123,19 +123,20 @@ func (h *httpLines) postSSE(ctx context.Context, body []byte) {
 		h.fail(id, err.Error())
 		return
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.String(), bytes.NewReader(body))
-	if err != nil {
-		h.untrack(id)
-		h.fail(id, err.Error())
-		return
-	}
-	req.Header.Set("Content-Type", "application/json")
-	h.setHeaders(req, "", "", "")
-	resp, err := h.client.Do(req)
+	// Through do, as Streamable HTTP's POSTs: the OAuth token, and a 401
+	// or an insufficient_scope 403 to the OAuth handler.
+	resp, err := h.do(ctx, func() (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.String(), bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+			h.setHeaders(req, "", "", "")
+		}
+		return req, err
+	})
 	if err != nil {
 		h.untrack(id)
 		if h.ctx.Err() == nil {
-			h.fail(id, "the request failed: "+err.Error())
+			h.fail(id, err.Error())
 		}
 		return
 	}
@@ -214,13 +215,18 @@ func (h *httpLines) openSSE(ctx context.Context) (*url.URL, error) {
 		}
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(sctx, http.MethodGet, h.endpoint.String(), nil)
-	if err != nil {
-		return fail(err)
-	}
-	h.setHeaders(req, "", "", "")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := h.client.Do(req)
+	// Through do too: the stream's GET is where an HTTP+SSE server may
+	// first ask for authorization (its POSTs need the endpoint the
+	// stream names), so a 401 there goes to the OAuth handler, and
+	// mcpform login's flow runs there.
+	resp, err := h.do(sctx, func() (*http.Request, error) {
+		req, err := http.NewRequestWithContext(sctx, http.MethodGet, h.endpoint.String(), nil)
+		if err == nil {
+			h.setHeaders(req, "", "", "")
+			req.Header.Set("Accept", "text/event-stream")
+		}
+		return req, err
+	})
 	if err != nil {
 		return fail(fmt.Errorf("the server refused initialize's POST (Streamable HTTP), and opening its HTTP+SSE stream failed: %v", err))
 	}

@@ -91,6 +91,8 @@ type httpLines struct {
 	version string // the negotiated legacy version, for MCP-Protocol-Version
 
 	sse sseSession // the HTTP+SSE transport's state (sse.go)
+
+	renew renewal // what re-establishes an ended session (session.go)
 }
 
 // dialHTTP prepares the line stream to spec.URL; nothing is sent yet.
@@ -354,7 +356,12 @@ func headerValue(s string) string {
 }
 
 // post sends one message and turns its answer into lines.
-func (h *httpLines) post(ctx context.Context, body []byte) {
+func (h *httpLines) post(ctx context.Context, body []byte) { h.postWith(ctx, body, true) }
+
+// postWith is post; renew says whether a 404 to a request of a session
+// may re-establish the session and send the request again (session.go),
+// which the request sent again may not.
+func (h *httpLines) postWith(ctx context.Context, body []byte, renew bool) {
 	if h.overSSE() {
 		h.postSSE(ctx, body)
 		return
@@ -373,11 +380,14 @@ func (h *httpLines) post(ctx context.Context, body []byte) {
 	if method == "initialize" {
 		version = "" // negotiated by this request
 	}
+	h.remember(method, body)
+	sent := "" // the session id the request carried
 	resp, err := h.do(ctx, func() (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint.String(), bytes.NewReader(body))
 		if err == nil {
 			req.Header.Set("Content-Type", "application/json")
 			h.setHeaders(req, version, method, name)
+			sent = req.Header.Get("Mcp-Session-Id")
 		}
 		return req, err
 	})
@@ -388,6 +398,32 @@ func (h *httpLines) post(ctx context.Context, body []byte) {
 		return
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound && sent != "" && id != nil && method != "" && method != "initialize" {
+		// The server ended the session (the spec: a 404 to a request
+		// with a session id): a new one, re-verified, and this request
+		// once more in it. A JSON-RPC error that answers the request is
+		// the server's answer, as the Go SDK's client reads it too.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" && answers(b, id) {
+			h.emit(b)
+			return
+		}
+		if !renew {
+			h.fail(id, "HTTP 404 Not Found: the server ended the new session mcpform had started for this request as well")
+			return
+		}
+		if err := h.reestablish(ctx, sent); err != nil {
+			if h.ctx.Err() == nil {
+				h.fail(id, err.Error())
+			}
+			return
+		}
+		h.postWith(ctx, body, false)
+		return
+	}
+	if sent != "" && id != nil && method != "" && resp.StatusCode/100 == 2 {
+		h.sessionWorks()
+	}
 	if method == "initialize" && h.fallsBack(resp.StatusCode) {
 		// Not Streamable HTTP: the 2024-11-05 HTTP+SSE transport, by the
 		// spec's fallback rule (sse.go).
@@ -420,11 +456,7 @@ func (h *httpLines) post(ctx context.Context, body []byte) {
 		// A notification or a response: 202 Accepted, nothing to read.
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		if method == "notifications/initialized" && resp.StatusCode/100 == 2 {
-			h.wg.Add(1)
-			go func() {
-				defer h.wg.Done()
-				h.listen()
-			}()
+			h.startListen()
 		}
 		return
 	}
@@ -555,15 +587,16 @@ func (h *httpLines) authHint(resp *http.Response) string {
 // request of mcpform's, such as a roots/list it sends after the handshake
 // or a list_changed. A server without one answers 405. A stream that ends
 // is opened again, at most maxRelisten times in a row without an event.
-func (h *httpLines) listen() {
-	for failures := 0; failures < maxRelisten && h.ctx.Err() == nil; failures++ {
-		req, err := http.NewRequestWithContext(h.ctx, http.MethodGet, h.endpoint.String(), nil)
+// ctx ends with the session (startListen).
+func (h *httpLines) listen(ctx context.Context) {
+	for failures := 0; failures < maxRelisten && ctx.Err() == nil; failures++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.endpoint.String(), nil)
 		if err != nil {
 			return
 		}
 		h.setHeaders(req, "", "", "")
 		req.Header.Set("Accept", "text/event-stream")
-		if h.authorize(h.ctx, req) != nil {
+		if h.authorize(ctx, req) != nil {
 			return
 		}
 		resp, err := h.client.Do(req)
@@ -582,7 +615,7 @@ func (h *httpLines) listen() {
 			failures = -1
 		}
 		select {
-		case <-h.ctx.Done():
+		case <-ctx.Done():
 		case <-time.After(time.Second):
 		}
 	}

@@ -286,8 +286,12 @@ func (p *proxy) relistLoop() {
 		}
 		p.verifyMu.Unlock()
 
-		ctx, cancel := context.WithTimeout(context.Background(), p.opts.StartTimeout)
 		next := *live
+		if err := p.sessionHandshake(&next); err != nil {
+			p.setQuarantine(fmt.Sprintf("the server ended its session, and its new session's answer to initialize cannot be checked against mcp.lock: %v", err))
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), p.opts.StartTimeout)
 		err := mcp.ListSurface(ctx, p.caller(), &next, &kinds)
 		cancel()
 		if err != nil {
@@ -301,6 +305,26 @@ func (p *proxy) relistLoop() {
 		p.verifyMu.Unlock()
 		p.compare(&next, "after list_changed")
 	}
+}
+
+// sessionHandshake gives s the handshake of the session a remote server's
+// connection started in place of one the server ended (mcp/session.go),
+// whose list_changed brought the re-listing: the server mcpform speaks to
+// now is compared with the lock whole, its answer to initialize (the
+// instructions, which quarantine when they changed, and what informational
+// drift is told of) as well as its lists. Nothing for a server whose
+// session never ended.
+func (p *proxy) sessionHandshake(s *mcp.Surface) error {
+	raw := p.proc.RemoteHandshake()
+	if raw == nil {
+		return nil
+	}
+	h, err := mcp.SurfaceFromInitialize(raw)
+	if err != nil {
+		return err
+	}
+	s.ProtocolVersion, s.ServerInfo, s.Instructions, s.Capabilities = h.ProtocolVersion, h.ServerInfo, h.Instructions, h.Capabilities
+	return nil
 }
 
 // compare checks a live surface against the lock: definitional drift

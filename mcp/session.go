@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/internal/jsonscan"
+	"github.com/mcpform/mcpform/internal/mutation"
 )
 
 // A legacy Streamable HTTP server may end a session whenever it likes: a
@@ -133,6 +134,9 @@ func (h *httpLines) reestablish(ctx context.Context, stale string) error {
 		}
 	}
 	h.startListen()
+	if mutation.Off("sessionverify") {
+		return nil
+	}
 	for _, kind := range []string{"tools", "prompts", "resources"} {
 		h.emit([]byte(`{"jsonrpc":"2.0","method":"notifications/` + kind + `/list_changed"}`))
 	}

@@ -40,6 +40,7 @@ mutations=(
   "taskids|./runtime|^(TestTranscripts|TestTaintTaskResult)\$"
   "auditchain|./runtime/audit ./internal/proxymodel|^(TestAuditConcurrentAppends|TestProxyMatchesModel)\$"
   "envwithheld|./mcp ./internal/e2e|^(TestStartPassesOnlyNamedEnv|TestHostileModes)\$"
+  "sessionverify|./mcp ./runtime|^(TestHTTPSessionReestablished|TestRemoteSessionReestablished|TestRemoteSessionNewInstructions)\$"
 )
 
 only=("$@")

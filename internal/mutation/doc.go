@@ -27,4 +27,5 @@
 //	reaptree    leave a server's descendants running when it exits
 //	watchexit   notice a server's exit only by its output's end
 //	outcomefirst  release a call's result before its outcome is in the audit log
+//	sessionverify  serve a remote server's new session (its old one ended) unverified
 package mutation

@@ -1,41 +1,30 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"os"
+	"io"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // StartRemote connects to the remote server spec.URL as Start starts a
-// local one, and returns it as a Process whose Stdin and Stdout are pipes:
-// each line written to Stdin is POSTed (Streamable HTTP), and the answers
-// come out of Stdout as lines, so whatever speaks to a local server's
-// stdio (the proxy) speaks to a remote one unchanged. Closing Stdin ends
-// the session; Exited is closed once the connection is down. A remote
-// server has no pid, no process group and no stderr.
+// local one, and returns it as a Process: each line written to Stdin is
+// POSTed (Streamable HTTP), and the answers come out of Stdout as lines,
+// so whatever speaks to a local server's stdio (the proxy) speaks to a
+// remote one unchanged. Both ends are in memory: a write is the POST's
+// start, with no pipe or copying goroutine between the proxy and the
+// HTTP client. Closing Stdin ends the session; Exited is closed once the
+// connection is down. A remote server has no pid, no process group and
+// no stderr.
 func StartRemote(ctx context.Context, spec ServerSpec) (*Process, error) {
 	if spec.URL == "" {
 		return nil, errors.New("no url to connect to")
 	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
+	outR, outW := io.Pipe()
 	h, err := dialHTTPTo(spec, outR, outW)
 	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
 		return nil, err
 	}
 	grace := spec.ShutdownGrace
@@ -44,7 +33,6 @@ func StartRemote(ctx context.Context, spec ServerSpec) (*Process, error) {
 	}
 	p := &Process{
 		Name:    spec.Name,
-		Stdin:   inW,
 		Stdout:  outR,
 		stderr:  newRing(defaultStderrLimit),
 		errDone: make(chan struct{}),
@@ -52,25 +40,8 @@ func StartRemote(ctx context.Context, spec ServerSpec) (*Process, error) {
 		grace:   grace,
 		remote:  h,
 	}
+	p.Stdin = &remoteInput{h: h, exited: p.exited}
 	close(p.errDone)
-	go func() {
-		// The proxy's lines, one message each, to the server.
-		sc := bufio.NewScanner(inR)
-		max := spec.MaxLineSize
-		if max <= 0 {
-			max = DefaultMaxLineSize
-		}
-		sc.Buffer(make([]byte, 0, 64<<10), max+1)
-		for sc.Scan() {
-			line := append(sc.Bytes(), '\n')
-			if _, err := h.Write(line); err != nil {
-				break
-			}
-		}
-		inR.Close()
-		h.Close() // ends the session; the answers in flight are done
-		close(p.exited)
-	}()
 	if ctx.Done() != nil {
 		go func() {
 			select {
@@ -81,6 +52,27 @@ func StartRemote(ctx context.Context, spec ServerSpec) (*Process, error) {
 		}()
 	}
 	return p, nil
+}
+
+// remoteInput is a remote server's Stdin: a write posts its lines, and
+// Close ends the session (on a goroutine of its own: Process.Close waits
+// for it, with a grace, as for a process that exits).
+type remoteInput struct {
+	h      *httpLines
+	exited chan struct{}
+	once   sync.Once
+}
+
+func (w *remoteInput) Write(b []byte) (int, error) { return w.h.Write(b) }
+
+func (w *remoteInput) Close() error {
+	w.once.Do(func() {
+		go func() {
+			w.h.Close() // the answers in flight are done, then the session ends
+			close(w.exited)
+		}()
+	})
+	return nil
 }
 
 // OAuthHandler gives a remote server's OAuth access tokens and is told of

@@ -60,6 +60,12 @@ const maxHeaderBytes = 1 << 20
 // it drops what nobody reads.
 const closeGrace = time.Second
 
+// maxIdleConns is how many connections to the server are kept open
+// between requests: as many as the proxy has requests in flight at a busy
+// moment, so that a burst does not end in closing connections it then
+// has to dial again.
+const maxIdleConns = 128
+
 // maxErrorBody is how much of an HTTP error's body is read.
 const maxErrorBody = 64 << 10
 
@@ -170,7 +176,7 @@ func newHTTPClient(u *url.URL) *http.Client {
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    HTTPHeaderTimeout,
 		ResponseHeaderTimeout:  HTTPHeaderTimeout,
-		MaxIdleConnsPerHost:    16,
+		MaxIdleConnsPerHost:    maxIdleConns,
 		MaxResponseHeaderBytes: maxHeaderBytes,
 		// No proxy from the environment: the server's address is the one
 		// the lock names, and HTTPS_PROXY would put another party on the

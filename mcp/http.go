@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,7 +73,8 @@ type httpLines struct {
 	endpoint *url.URL
 	headers  map[string]string
 	bearer   string
-	oauth    auth.OAuthHandler // nil without OAuth
+	oauth    auth.OAuthHandler        // nil without OAuth
+	params   map[string][]ParamHeader // by tool: the parameters mirrored into headers
 	client   *http.Client
 	maxLine  int
 
@@ -129,7 +129,7 @@ func dialHTTPTo(spec ServerSpec, r io.Reader, w io.WriteCloser) (*httpLines, err
 		bearer = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &httpLines{endpoint: u, headers: spec.Headers, bearer: bearer, oauth: spec.OAuth, maxLine: spec.MaxLineSize, ctx: ctx, cancel: cancel, r: r, w: w, inline: HTTPHeaderTimeout}
+	h := &httpLines{endpoint: u, headers: spec.Headers, bearer: bearer, oauth: spec.OAuth, params: spec.ParamHeaders, maxLine: spec.MaxLineSize, ctx: ctx, cancel: cancel, r: r, w: w, inline: HTTPHeaderTimeout}
 	for _, d := range []time.Duration{spec.Timeout, spec.RequestTimeout} {
 		if d > 0 && d < h.inline {
 			h.inline = d
@@ -350,17 +350,6 @@ func (h *httpLines) setHeaders(req *http.Request, version, method, name string) 
 	}
 }
 
-// headerValue is s as a header value: as it is when it is plain visible
-// ASCII, else in the base64 sentinel form of the 2026-07-28 transport.
-func headerValue(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
-		}
-	}
-	return s
-}
-
 // post sends one message and turns its answer into lines.
 func (h *httpLines) post(ctx context.Context, body []byte) { h.postWith(ctx, body, true) }
 
@@ -393,6 +382,11 @@ func (h *httpLines) postWith(ctx context.Context, body []byte, renew bool) {
 		if err == nil {
 			req.Header.Set("Content-Type", "application/json")
 			h.setHeaders(req, version, method, name)
+			if method == "tools/call" {
+				for k, v := range paramHeaderValues(h.params[name], jsonscan.Find(params, "arguments")) {
+					req.Header.Set(k, v)
+				}
+			}
 			sent = req.Header.Get("Mcp-Session-Id")
 		}
 		return req, err

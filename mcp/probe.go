@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/jsonscan"
 )
 
 // DefaultTimeout bounds a whole probe.
@@ -26,17 +27,22 @@ const maxRelists = 3
 
 // ServerSpec says how to start a server and how to speak to it.
 type ServerSpec struct {
-	Name      string                      // for error messages
-	Command   []string                    // argv, started directly (no shell); nil for a remote server
-	URL       string                      // a remote server's endpoint (Streamable HTTP or HTTP+SSE), instead of Command
-	Transport string                      // a remote server's: "" detects (sse.go), TransportStreamableHTTP or TransportSSE speak only that one
-	Headers   map[string]string           // fixed headers sent to a remote server
-	BearerEnv string                      // the variable holding a remote server's token ("" for none)
-	OAuth     OAuthHandler                // a remote server's OAuth tokens, instead of BearerEnv; nil for none
-	Env       []string                    // names passed through; nothing else of the environment
-	LookupEnv func(string) (string, bool) // value source, default os.LookupEnv
-	Dir       string                      // working directory; "" is mcpform's
-	Era       Era                         // EraAuto detects; the others force
+	Name      string            // for error messages
+	Command   []string          // argv, started directly (no shell); nil for a remote server
+	URL       string            // a remote server's endpoint (Streamable HTTP or HTTP+SSE), instead of Command
+	Transport string            // a remote server's: "" detects (sse.go), TransportStreamableHTTP or TransportSSE speak only that one
+	Headers   map[string]string // fixed headers sent to a remote server
+	BearerEnv string            // the variable holding a remote server's token ("" for none)
+	OAuth     OAuthHandler      // a remote server's OAuth tokens, instead of BearerEnv; nil for none
+
+	// ParamHeaders are, by tool, the parameters a remote server's
+	// tools/call mirrors into Mcp-Param-* headers (ParamHeaders of the
+	// locked input schemas).
+	ParamHeaders map[string][]ParamHeader
+	Env          []string                    // names passed through; nothing else of the environment
+	LookupEnv    func(string) (string, bool) // value source, default os.LookupEnv
+	Dir          string                      // working directory; "" is mcpform's
+	Era          Era                         // EraAuto detects; the others force
 
 	// ClientCapabilities are declared upstream (in initialize, or in every
 	// 2026-07-28 request's _meta); nil means {}. The probe and the proxy
@@ -62,6 +68,10 @@ type ServerSpec struct {
 	// again: the server is restarted for initialize when it closed on
 	// server/discover.
 	OnPhase func(Phase)
+
+	// OnReject, when set, hears of each tool a remote server listed that
+	// the probe left out: its x-mcp-header annotations are invalid.
+	OnReject func(tool string, why error)
 }
 
 // Phase is a step of a probe, for progress reports. How the probe ends
@@ -514,6 +524,9 @@ func (p *prober) list(ctx context.Context, s *Surface) error {
 				return err
 			}
 			if p.changed[k.changed].Load() == before {
+				if i == 0 && p.spec.URL != "" {
+					items = p.withoutBadHeaders(items)
+				}
 				*out[i] = items
 				break
 			}
@@ -523,6 +536,24 @@ func (p *prober) list(ctx context.Context, s *Surface) error {
 		}
 	}
 	return nil
+}
+
+// withoutBadHeaders leaves out the tools whose x-mcp-header annotations
+// are invalid, as the HTTP transport says a client must, and tells
+// OnReject of each.
+func (p *prober) withoutBadHeaders(tools []json.RawMessage) []json.RawMessage {
+	kept := tools[:0:0]
+	for _, t := range tools {
+		if _, err := ParamHeaders(jsonscan.Find(t, "inputSchema")); err != nil {
+			if p.spec.OnReject != nil {
+				name, _ := jsonString(jsonscan.Find(t, "name"))
+				p.spec.OnReject(name, err)
+			}
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept
 }
 
 func nextCursor(res map[string]json.RawMessage) (string, error) {

@@ -12,7 +12,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
@@ -65,6 +67,8 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 	var targets []Target
 	byName := map[string]*ServerPlan{}
 	remotes := map[string]*lock.Remote{} // what each entry pins of its remote server
+	var rejectedMu sync.Mutex
+	rejected := map[string][]string{} // notes of the tools each probe left out
 	for _, s := range cfg.Servers {
 		if !selected(s.Name, s.Addr) {
 			continue
@@ -91,6 +95,14 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			}
 		}
 		remotes[s.Name] = t.Remote
+		if t.Remote != nil {
+			name := s.Name
+			t.OnReject = func(tool string, why error) {
+				rejectedMu.Lock()
+				defer rejectedMu.Unlock()
+				rejected[name] = append(rejected[name], fmt.Sprintf("server %q: tool %q is left out of the lock, as the HTTP transport says a client must leave out a tool whose x-mcp-header is invalid: %v", name, escape.String(tool), why))
+			}
+		}
 		if old, ok := locked.Servers[s.Name]; ok && era == mcp.EraAuto {
 			t.Locked = old
 		}
@@ -114,6 +126,9 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		opts.Probing(len(targets))
 	}
 	results := ProbeAll(ctx, targets, opts.Parallelism, opts.Progress)
+	for _, t := range targets {
+		p.Notes = append(p.Notes, rejected[t.Name]...)
+	}
 	declared := map[string]*lang.Server{}
 	for _, s := range cfg.Servers {
 		declared[s.Name] = s

@@ -21,7 +21,9 @@ type Target struct {
 	// and Env.
 	Remote *lock.Remote
 	// OAuth gives an OAuth server's tokens (Options.OAuth); nil without.
-	OAuth              mcp.OAuthHandler
+	OAuth mcp.OAuthHandler
+	// OnReject hears of each tool the probe left out (mcp.ServerSpec).
+	OnReject           func(tool string, why error)
 	Dir                string // the server's working directory: the lock's (and mcp.hcl's) directory
 	Era                mcp.Era
 	ClientCapabilities json.RawMessage
@@ -107,6 +109,7 @@ func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, error) {
 		Headers:            headers,
 		BearerEnv:          bearer,
 		OAuth:              t.OAuth,
+		OnReject:           t.OnReject,
 		Name:               t.Name,
 		Command:            t.Command,
 		Env:                t.Env,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/jsonscan"
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
@@ -389,6 +390,7 @@ func (p *proxy) run(ctx context.Context) error {
 			spec.BearerEnv = r.Auth.BearerEnv
 		}
 		spec.OAuth = p.opts.OAuth
+		spec.ParamHeaders = paramHeaders(p.entry)
 		start = mcp.StartRemote
 	}
 	proc, err := start(ctx, spec)
@@ -861,4 +863,23 @@ func (p *proxy) wrapUpLevel(params, level []byte) []byte {
 		return params
 	}
 	return rewriteObject(nil, params, isMeta, metaWithout(params))
+}
+
+// paramHeaders are, by tool, the parameters the locked input schemas
+// mark with x-mcp-header, which each call to a remote server mirrors
+// into its headers. A tool whose annotations are invalid is never in a
+// lock (the probe leaves it out).
+func paramHeaders(e *lock.Entry) map[string][]mcp.ParamHeader {
+	var out map[string][]mcp.ParamHeader
+	for _, t := range e.List(lock.Tools) {
+		hs, err := mcp.ParamHeaders(jsonscan.Find(t.JSON, "inputSchema"))
+		if err != nil || len(hs) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string][]mcp.ParamHeader{}
+		}
+		out[t.Key] = hs
+	}
+	return out
 }

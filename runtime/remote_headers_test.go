@@ -6,18 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
-	"github.com/mcpform/mcpform/runtime/audit"
-	"github.com/mcpform/mcpform/surface"
 )
 
 // A 2026-07-28 server that asks for a tool parameter in a header (an
@@ -63,7 +58,7 @@ func TestRemoteParamHeadersMirrored(t *testing.T) {
 		t.Fatalf("the control: a call without the header got %d %s, want the server's refusal", resp.StatusCode, b)
 	}
 
-	r := startModernRemoteRun(t, url)
+	r := startRemoteRunIn(t, url, mcp.EraModern)
 	r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_sql","arguments":{"region":"us-west1","query":"SELECT 1"}}}`)
 	if got := r.answer("2"); !strings.Contains(got, `"text":"ran"`) {
 		t.Fatalf("the call through mcpform run: %s\nstderr:\n%s", got, r.stderr.String())
@@ -73,42 +68,4 @@ func TestRemoteParamHeadersMirrored(t *testing.T) {
 	if len(regions) < 2 || regions[len(regions)-1] != "us-west1" {
 		t.Errorf("the server saw Mcp-Param-Region %q on the calls, want us-west1 on the proxy's", regions)
 	}
-}
-
-// startModernRemoteRun is startRemoteRun for a server locked over
-// 2026-07-28.
-func startModernRemoteRun(t *testing.T, url string) *remoteRun {
-	t.Helper()
-	s, err := mcp.Probe(context.Background(), mcp.ServerSpec{Name: "remote", URL: url, Era: mcp.EraModern, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := surface.Entry(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Remote = &lock.Remote{URL: url, Transport: lock.TransportStreamableHTTP}
-	log, err := audit.Open(filepath.Join(t.TempDir(), "audit.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	r := &remoteRun{t: t, in: inW, out: &syncBuffer{}, stderr: &syncBuffer{}}
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(context.Background(), Options{Name: "remote", Entry: e, Stdin: inR, Stdout: r.out, Stderr: r.stderr, Audit: log, Session: "s", StartTimeout: 5 * time.Second, DrainTimeout: time.Second})
-	}()
-	t.Cleanup(func() {
-		inW.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Error("the run did not end within 5 s of the client's end")
-		}
-		log.Close()
-	})
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	r.answer("1")
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return r
 }

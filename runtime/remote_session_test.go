@@ -75,7 +75,13 @@ type remoteRun struct {
 
 func startRemoteRun(t *testing.T, url string) *remoteRun {
 	t.Helper()
-	s, err := mcp.Probe(context.Background(), mcp.ServerSpec{Name: "remote", URL: url, Era: mcp.EraLegacy, Timeout: 5 * time.Second})
+	return startRemoteRunIn(t, url, mcp.EraLegacy)
+}
+
+// startRemoteRunIn is startRemoteRun for a server locked in era.
+func startRemoteRunIn(t *testing.T, url string, era mcp.Era) *remoteRun {
+	t.Helper()
+	s, err := mcp.Probe(context.Background(), mcp.ServerSpec{Name: "remote", URL: url, Era: era, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

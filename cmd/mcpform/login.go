@@ -19,14 +19,15 @@ import (
 	"github.com/mcpform/mcpform/oauth"
 )
 
-type loginFlags struct {
+// serverFlags is the command line of login and logout: variables for
+// mcp.hcl, and one server name.
+type serverFlags struct {
 	varFlags
 	name string
 }
 
-func parseLoginFlags(args []string, stderr io.Writer) (loginFlags, error) {
-	var f loginFlags
-	fs := newFlagSet("login", stderr, `Usage: mcpform login [flags] NAME
+func parseLoginFlags(args []string, stderr io.Writer) (serverFlags, error) {
+	return parseServerFlags("login", `Usage: mcpform login [flags] NAME
 
 Signs mcpform in to the remote server NAME of mcp.hcl, declared with
 auth { oauth = true }: the OAuth authorization code flow of MCP authorization,
@@ -34,19 +35,31 @@ in a browser (the URL is printed; $BROWSER, or xdg-open or open, opens it), with
 the answer taken on a loopback address. The tokens go to
 $XDG_STATE_HOME/mcpform/oauth (default ~/.local/state/mcpform/oauth), mode 0600,
 never to mcp.hcl or mcp.lock; plan, verify and run use and refresh them.
-`)
+`, args, stderr)
+}
+
+func parseLogoutFlags(args []string, stderr io.Writer) (serverFlags, error) {
+	return parseServerFlags("logout", `Usage: mcpform logout [flags] NAME
+
+Removes the OAuth tokens mcpform login stored for the remote server NAME of mcp.hcl.
+`, args, stderr)
+}
+
+func parseServerFlags(command, usage string, args []string, stderr io.Writer) (serverFlags, error) {
+	var f serverFlags
+	fs := newFlagSet(command, stderr, usage)
 	f.varFlags.register(fs)
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
 	if fs.NArg() != 1 {
-		return f, usageFailure(fs, stderr, "mcpform login takes one argument, a server name of mcp.hcl")
+		return f, usageFailure(fs, stderr, "mcpform %s takes one argument, a server name of mcp.hcl", command)
 	}
 	f.name = fs.Arg(0)
 	return f, nil
 }
 
-func runLogin(ctx context.Context, io *stdio, f loginFlags) int {
+func runLogin(ctx context.Context, io *stdio, f serverFlags) int {
 	s, store, ok := oauthServer(io, "login", &f.varFlags, f.name)
 	if !ok {
 		return exitError
@@ -76,29 +89,7 @@ func runLogin(ctx context.Context, io *stdio, f loginFlags) int {
 	return exitOK
 }
 
-type logoutFlags struct {
-	varFlags
-	name string
-}
-
-func parseLogoutFlags(args []string, stderr io.Writer) (logoutFlags, error) {
-	var f logoutFlags
-	fs := newFlagSet("logout", stderr, `Usage: mcpform logout [flags] NAME
-
-Removes the OAuth tokens mcpform login stored for the remote server NAME of mcp.hcl.
-`)
-	f.varFlags.register(fs)
-	if err := parseArgs(fs, args); err != nil {
-		return f, err
-	}
-	if fs.NArg() != 1 {
-		return f, usageFailure(fs, stderr, "mcpform logout takes one argument, a server name of mcp.hcl")
-	}
-	f.name = fs.Arg(0)
-	return f, nil
-}
-
-func runLogout(_ context.Context, io *stdio, f logoutFlags) int {
+func runLogout(_ context.Context, io *stdio, f serverFlags) int {
 	s, store, ok := oauthServer(io, "logout", &f.varFlags, f.name)
 	if !ok {
 		return exitError

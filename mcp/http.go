@@ -488,7 +488,7 @@ func (h *httpLines) postWith(ctx context.Context, body []byte, renew bool) {
 		}
 		deliver(b)
 	case ct == "text/event-stream":
-		h.readStream(resp.Body, id, deliver)
+		h.readResumable(ctx, resp.Body, id, version, deliver)
 	default:
 		h.fail(id, fmt.Sprintf("the server answered with Content-Type %q, not application/json or text/event-stream", escape.String(resp.Header.Get("Content-Type"))))
 	}
@@ -586,9 +586,11 @@ func (h *httpLines) authHint(resp *http.Response) string {
 // the session id): its requests and notifications that belong to no
 // request of mcpform's, such as a roots/list it sends after the handshake
 // or a list_changed. A server without one answers 405. A stream that ends
-// is opened again, at most maxRelisten times in a row without an event.
-// ctx ends with the session (startListen).
+// is opened again after the server's retry wait, from the last event id
+// it named (Last-Event-ID), at most maxRelisten times in a row without an
+// event. ctx ends with the session (startListen).
 func (h *httpLines) listen(ctx context.Context) {
+	var cur streamCursor
 	for failures := 0; failures < maxRelisten && ctx.Err() == nil; failures++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.endpoint.String(), nil)
 		if err != nil {
@@ -596,6 +598,9 @@ func (h *httpLines) listen(ctx context.Context) {
 		}
 		h.setHeaders(req, "", "", "")
 		req.Header.Set("Accept", "text/event-stream")
+		if cur.lastID != "" {
+			req.Header.Set("Last-Event-ID", cur.lastID)
+		}
 		if h.authorize(ctx, req) != nil {
 			return
 		}
@@ -609,14 +614,14 @@ func (h *httpLines) listen(ctx context.Context) {
 			return // no stream of its own (405), or not one mcpform reads
 		}
 		events := 0
-		h.readStreamWith(resp.Body, nil, func(msg []byte) { events++; h.emit(msg) }, func(string) {})
+		h.scanStream(&io.LimitedReader{R: resp.Body, N: maxStreamBytes}, nil, func(msg []byte) { events++; h.emit(msg) }, &cur)
 		resp.Body.Close()
 		if events > 0 {
 			failures = -1
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Second):
+		case <-time.After(cur.wait()):
 		}
 	}
 }
@@ -625,29 +630,176 @@ func (h *httpLines) listen(ctx context.Context) {
 // nothing.
 const maxRelisten = 5
 
-// readStream turns the events of an SSE stream into lines until the
-// answer to id has come (the stream should end there), the stream ends,
-// or it passes maxStreamBytes.
-func (h *httpLines) readStream(body io.Reader, id []byte, deliver func([]byte)) {
-	h.readStreamWith(body, id, deliver, func(why string) { h.fail(id, why) })
+// readStreamWith turns the events of an SSE stream into deliver's
+// messages until the answer to id has come (the stream should end there),
+// the stream ends, or it passes maxStreamBytes; fail gets what answers id
+// with an error. It does not resume (readResumable does).
+func (h *httpLines) readStreamWith(body io.Reader, id []byte, deliver func([]byte), fail func(string)) {
+	if why, _ := h.scanStream(&io.LimitedReader{R: body, N: maxStreamBytes}, id, deliver, &streamCursor{}); why != "" {
+		fail(why)
+	}
 }
 
-// readStreamWith is readStream with fail for what answers id with an
-// error.
-func (h *httpLines) readStreamWith(body io.Reader, id []byte, deliver func([]byte), fail func(string)) {
-	sc := bufio.NewScanner(io.LimitReader(body, maxStreamBytes))
+// A legacy server may close a request's stream before its answer and
+// send the rest on a GET that names the last event it sent (2025-11-25:
+// resumability, and SEP-1699's polling, where a server sends an event id
+// and a retry wait at once and then closes the connection). The
+// 2026-07-28 transport has no resumption: a stream that ends there loses
+// the request, and a Last-Event-ID must not be sent.
+const (
+	// defaultRetry is the wait before a resumption when the server
+	// named none.
+	defaultRetry = time.Second
+	// maxRetry bounds the wait a server's retry field asks for.
+	maxRetry = 30 * time.Second
+	// maxResumes bounds the resumptions in a row that bring no message.
+	maxResumes = 5
+	// maxEventID bounds the length of an event id mcpform sends back.
+	maxEventID = 256
+)
+
+// streamCursor is where a stream's events left it: the id of its last
+// complete event with one (what a GET resumes from) and the wait the
+// server asked for before reconnecting.
+type streamCursor struct {
+	lastID   string
+	retry    time.Duration
+	hasRetry bool
+	pending  string // the id of the event being read, taken at its end
+	idSeen   bool   // the event being read named an id (an empty one resets)
+}
+
+// wait is how long to wait before reconnecting.
+func (c *streamCursor) wait() time.Duration {
+	if c.hasRetry {
+		return c.retry
+	}
+	return defaultRetry
+}
+
+// field takes an id: or retry: line's value. An id that is not visible
+// ASCII within maxEventID bytes is ignored (it would go back in a header);
+// so is a retry that is not a number (the SSE standard's rule).
+func (c *streamCursor) field(name string, v []byte) {
+	switch name {
+	case "id":
+		if len(v) == 0 || (len(v) <= maxEventID && visibleASCII(string(v))) {
+			c.pending, c.idSeen = string(v), true
+		}
+	case "retry":
+		if !allDigits(v) {
+			return
+		}
+		c.retry, c.hasRetry = maxRetry, true
+		if ms, err := strconv.Atoi(string(v)); err == nil && len(v) <= 9 {
+			c.retry = min(time.Duration(ms)*time.Millisecond, maxRetry)
+		}
+	}
+}
+
+// dispatch ends an event: its id, if it named one, becomes the cursor.
+func (c *streamCursor) dispatch() {
+	if c.idSeen {
+		c.lastID = c.pending
+	}
+	c.pending, c.idSeen = "", false
+}
+
+func allDigits(v []byte) bool {
+	for _, b := range v {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return len(v) > 0
+}
+
+// readResumable is readStream for a request's POST stream: a stream that
+// ends before the answer, after an event with an id, is resumed by a GET
+// with Last-Event-ID (and the session id) after the server's retry wait,
+// in a legacy era only. The request's streams together carry at most
+// maxStreamBytes, and at most maxResumes resumptions in a row may bring
+// no message; ctx (the request's) bounds the waits and the streams.
+func (h *httpLines) readResumable(ctx context.Context, body io.Reader, id []byte, version string, deliver func([]byte)) {
+	budget := &io.LimitedReader{R: body, N: maxStreamBytes}
+	var cur streamCursor
+	why, ended := h.scanStream(budget, id, deliver, &cur)
+	if why == "" {
+		return
+	}
+	if !ended || cur.lastID == "" || (version != "" && !isLegacyVersion(version)) {
+		h.fail(id, why)
+		return
+	}
+	for idle := 0; ; idle++ {
+		if idle == maxResumes {
+			h.fail(id, fmt.Sprintf("the server's stream ended before it answered, and the %d streams mcpform resumed since (GET with Last-Event-ID) ended with no message: given up; the server may have lost the request", maxResumes))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			h.fail(id, "the request was cancelled")
+			return
+		case <-time.After(cur.wait()):
+		}
+		resp, err := h.do(ctx, func() (*http.Request, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.endpoint.String(), nil)
+			if err == nil {
+				h.setHeaders(req, "", "", "")
+				req.Header.Set("Accept", "text/event-stream")
+				req.Header.Set("Last-Event-ID", cur.lastID)
+			}
+			return req, err
+		})
+		if err != nil {
+			if h.ctx.Err() == nil {
+				h.fail(id, "resuming the server's stream: "+err.Error())
+			}
+			return
+		}
+		if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+			resp.Body.Close()
+			h.fail(id, fmt.Sprintf("the server's stream ended before it answered, and resuming it (GET with Last-Event-ID) was answered HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), bodyExcerpt(h.redact(b))))
+			return
+		}
+		delivered := false
+		budget.R = resp.Body
+		why, ended = h.scanStream(budget, id, func(msg []byte) { delivered = true; deliver(msg) }, &cur)
+		resp.Body.Close()
+		if why == "" {
+			return
+		}
+		if !ended || cur.lastID == "" {
+			h.fail(id, why)
+			return
+		}
+		if delivered {
+			idle = -1
+		}
+	}
+}
+
+// scanStream turns the events of one SSE stream, read from r, into
+// deliver's messages until the answer to id has come: why is "" then,
+// else what went wrong, and ended says the stream just ended (cleanly,
+// within r's limit), the one end a stream may be resumed from. cur keeps
+// the stream's event id and retry wait.
+func (h *httpLines) scanStream(r *io.LimitedReader, id []byte, deliver func([]byte), cur *streamCursor) (why string, ended bool) {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4<<10), h.maxLine+16)
 	var data []byte
 	for sc.Scan() {
 		line := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
 		switch {
 		case len(line) == 0:
+			cur.dispatch()
 			if len(data) > 0 {
 				msg := data
 				data = nil
 				deliver(msg)
 				if answers(msg, id) {
-					return
+					return "", false
 				}
 			}
 		case line[0] == ':':
@@ -655,25 +807,30 @@ func (h *httpLines) readStreamWith(body io.Reader, id []byte, deliver func([]byt
 		case bytes.HasPrefix(line, []byte("data:")):
 			v := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
 			if len(data)+len(v)+1 > h.maxLine {
-				fail(fmt.Sprintf("an event of the server's stream is longer than %d bytes", h.maxLine))
-				return
+				return fmt.Sprintf("an event of the server's stream is longer than %d bytes", h.maxLine), false
 			}
 			if data != nil {
 				data = append(data, '\n')
 			}
 			data = append(data, v...)
+		case bytes.HasPrefix(line, []byte("id:")):
+			cur.field("id", bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("id:")), []byte(" ")))
+		case bytes.HasPrefix(line, []byte("retry:")):
+			cur.field("retry", bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("retry:")), []byte(" ")))
 		}
-		// id:, event:, retry: carry nothing the probe needs.
+		// event: carries nothing mcpform needs.
 	}
 	switch err := sc.Err(); {
 	case h.ctx.Err() != nil:
-		fail("the request was cancelled")
+		return "the request was cancelled", false
 	case errors.Is(err, bufio.ErrTooLong):
-		fail(fmt.Sprintf("a line of the server's stream is longer than %d bytes", h.maxLine))
+		return fmt.Sprintf("a line of the server's stream is longer than %d bytes", h.maxLine), false
 	case err != nil:
-		fail("reading the server's stream: " + err.Error())
+		return "reading the server's stream: " + err.Error(), false
+	case r.N <= 0:
+		return fmt.Sprintf("the server's stream passed %d MiB before it answered", maxStreamBytes>>20), false
 	default:
-		fail(fmt.Sprintf("the server's stream ended before it answered (or passed %d MiB)", maxStreamBytes>>20))
+		return "the server's stream ended before it answered", true
 	}
 }
 

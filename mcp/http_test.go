@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -205,14 +206,18 @@ func TestHTTPClientRefusesPrivateAddresses(t *testing.T) {
 }
 
 // The SSE reader over any bytes: it never panics, delivers only events
-// within the line limit, and always answers the request, with the
-// server's answer or an error.
+// within the line limit, always answers the request, with the server's
+// answer or an error, and keeps for a resumption only an id that can go
+// back in a header and a wait within maxRetry.
 func FuzzReadStream(f *testing.F) {
 	f.Add([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"))
 	f.Add([]byte(": keep-alive\n\nevent: message\nid: 7\ndata: {\"jsonrpc\":\"2.0\",\n data: \"id\":1,\"result\":{}}\n\n"))
 	f.Add([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n"))
 	f.Add([]byte("data: " + strings.Repeat("x", 300) + "\n\n"))
 	f.Add([]byte("retry: 10\r\ndata: x\r\n\r\n"))
+	f.Add([]byte("id: e1\nretry: 500\ndata: \n\n"))
+	f.Add([]byte("id: a\x01b\nretry: 1e3\n\nid:\n\nid: ok\nretry: 99999999999\ndata: {}\n\n"))
+	f.Add([]byte("id: " + strings.Repeat("i", 300) + "\n\nretry:\nid: x\n"))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		h := &httpLines{maxLine: 256, ctx: context.Background()}
 		var got [][]byte
@@ -224,9 +229,19 @@ func FuzzReadStream(f *testing.F) {
 			got = append(got, msg)
 			answered = answered || answers(msg, []byte("1"))
 		}
-		h.readStreamWith(bytes.NewReader(stream), []byte("1"), deliver, func(why string) { answered = true })
+		var cur streamCursor
+		if why, _ := h.scanStream(&io.LimitedReader{R: bytes.NewReader(stream), N: maxStreamBytes}, []byte("1"), deliver, &cur); why != "" {
+			answered = true
+		}
 		if !answered {
 			t.Fatalf("the request was left unanswered by %q (got %q)", stream, got)
+		}
+		// What a resumption would send back: a header-safe id, a bounded wait.
+		if len(cur.lastID) > maxEventID || (cur.lastID != "" && !visibleASCII(cur.lastID)) {
+			t.Fatalf("the cursor took the id %q", cur.lastID)
+		}
+		if w := cur.wait(); w < 0 || w > maxRetry {
+			t.Fatalf("the cursor waits %v", w)
 		}
 	})
 }

@@ -33,8 +33,8 @@ func remoteKind(s *clientServer) (kind string, skip *skipReason) {
 		return "sse", nil
 	case typ == "ws" || typ == "websocket":
 		return "", &skipReason{
-			short: fmt.Sprintf("a WebSocket (%s) server: mcpform speaks Streamable HTTP only", s.typ),
-			long:  fmt.Sprintf("it is a remote WebSocket (%s) server, and mcpform speaks Streamable HTTP only: if the server also serves Streamable HTTP, add it by hand as server { url = \"https://…\" }", strconv.Quote(s.typ)),
+			short: fmt.Sprintf("a WebSocket (%s) server: mcpform speaks Streamable HTTP and HTTP+SSE only", s.typ),
+			long:  fmt.Sprintf("it is a remote WebSocket (%s) server, and mcpform speaks Streamable HTTP and HTTP+SSE only: if the server also serves Streamable HTTP, add it by hand as server { url = \"https://…\" }", strconv.Quote(s.typ)),
 		}
 	case typ != "" && typ != "stdio":
 		return "", &skipReason{
@@ -156,8 +156,8 @@ func convertRemote(s *clientServer, kind, name string) (*remoteServer, *skipReas
 		}
 	case u.Scheme == "ws" || u.Scheme == "wss":
 		return nil, &skipReason{
-			short: fmt.Sprintf("a WebSocket (%s://) url: mcpform speaks Streamable HTTP only", u.Scheme),
-			long:  fmt.Sprintf("its url is a WebSocket (%s://) url, and mcpform speaks Streamable HTTP only: if the server also serves Streamable HTTP, add it by hand as server { url = \"https://…\" }", u.Scheme),
+			short: fmt.Sprintf("a WebSocket (%s://) url: mcpform speaks Streamable HTTP and HTTP+SSE only", u.Scheme),
+			long:  fmt.Sprintf("its url is a WebSocket (%s://) url, and mcpform speaks Streamable HTTP and HTTP+SSE only: if the server also serves Streamable HTTP, add it by hand as server { url = \"https://…\" }", u.Scheme),
 		}
 	case u.Scheme != "https" && u.Scheme != "http":
 		return nil, &skipReason{
@@ -273,8 +273,8 @@ func convertRemote(s *clientServer, kind, name string) (*remoteServer, *skipReas
 		if trimmed, ok := withoutSSE(u); ok {
 			often += ", " + trimmed
 		}
-		add(false, "mcpform speaks Streamable HTTP: if plan cannot connect, use the server's Streamable HTTP endpoint ("+often+").",
-			"%s, and mcpform speaks Streamable HTTP: if plan cannot connect, point url at the server's Streamable HTTP endpoint (%s)", what, often)
+		add(false, "HTTP+SSE: plan finds it by the spec's fallback and the lock pins it; a Streamable HTTP endpoint, where the server has one ("+often+"), is the one to prefer.",
+			"%s: mcpform reaches it so too (plan finds the transport by the spec's fallback, and the lock pins it); if the server also has a Streamable HTTP endpoint (%s), prefer that one", what, often)
 	}
 	return r, nil
 }

@@ -193,19 +193,19 @@ func TestImportRemote(t *testing.T) {
 			name:  "sse",
 			entry: `{"type": "sse", "url": "https://mcp.linear.app/sse"}`,
 			url:   "https://mcp.linear.app/sse",
-			notes: []string{`server "sse": the client connects to it over SSE (HTTP+SSE, deprecated), and mcpform speaks Streamable HTTP: if plan cannot connect, point url at the server's Streamable HTTP endpoint (often the same URL without /sse, "https://mcp.linear.app/")`},
+			notes: []string{`server "sse": the client connects to it over SSE (HTTP+SSE, deprecated): mcpform reaches it so too (plan finds the transport by the spec's fallback, and the lock pins it); if the server also has a Streamable HTTP endpoint (often the same URL without /sse, "https://mcp.linear.app/"), prefer that one`},
 		},
 		{
 			name:  "sse elsewhere",
 			entry: `{"type": "sse", "url": "https://mcp.example.com/events"}`,
 			url:   "https://mcp.example.com/events",
-			notes: []string{`point url at the server's Streamable HTTP endpoint (often the same URL without /sse)`},
+			notes: []string{`if the server also has a Streamable HTTP endpoint (often the same URL without /sse), prefer that one`},
 		},
 		{
 			name:  "a url ending in /sse",
 			entry: `{"url": "https://mcp.example.com/v1/sse/"}`,
 			url:   "https://mcp.example.com/v1/sse/",
-			notes: []string{`its url ends in /sse, an HTTP+SSE endpoint, and mcpform speaks Streamable HTTP`},
+			notes: []string{`its url ends in /sse, an HTTP+SSE endpoint: mcpform reaches it so too`},
 		},
 		{
 			name:  "http to localhost",
@@ -307,13 +307,13 @@ func TestImportRemoteRefused(t *testing.T) {
 		},
 		{
 			"ws", `{"type": "ws", "url": "wss://mcp.example.com/mcp"}`,
-			`not imported: it is a remote WebSocket ("ws") server, and mcpform speaks Streamable HTTP only`,
-			`#   "ws": a WebSocket (ws) server: mcpform speaks Streamable HTTP only`,
+			`not imported: it is a remote WebSocket ("ws") server, and mcpform speaks Streamable HTTP and HTTP+SSE only`,
+			`#   "ws": a WebSocket (ws) server: mcpform speaks Streamable HTTP and HTTP+SSE only`,
 		},
 		{
 			"wss", `{"url": "wss://mcp.example.com/mcp"}`,
 			`not imported: its url is a WebSocket (wss://) url`,
-			`#   "wss": a WebSocket (wss://) url: mcpform speaks Streamable HTTP only`,
+			`#   "wss": a WebSocket (wss://) url: mcpform speaks Streamable HTTP and HTTP+SSE only`,
 		},
 		{
 			"ftp", `{"type": "http", "url": "ftp://mcp.example.com/mcp"}`,

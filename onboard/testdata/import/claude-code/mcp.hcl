@@ -36,7 +36,7 @@ server "sentry" {
 }
 
 server "linear" {
-  # mcpform speaks Streamable HTTP: if plan cannot connect, use the server's Streamable HTTP endpoint (often the same URL without /sse, "https://mcp.linear.app/").
+  # HTTP+SSE: plan finds it by the spec's fallback and the lock pins it; a Streamable HTTP endpoint, where the server has one (often the same URL without /sse, "https://mcp.linear.app/"), is the one to prefer.
   url = "https://mcp.linear.app/sse"
 }
 

@@ -25,4 +25,4 @@ server "time" {
 
 # Not imported (mcpform import's warnings say what to do):
 #   "playwright": http:// to "0.0.0.0:8931", which is not a loopback host
-#   "socket": a WebSocket (wss://) url: mcpform speaks Streamable HTTP only
+#   "socket": a WebSocket (wss://) url: mcpform speaks Streamable HTTP and HTTP+SSE only

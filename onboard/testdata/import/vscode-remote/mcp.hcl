@@ -25,7 +25,7 @@ server "tracker" {
 }
 
 server "docs" {
-  # mcpform speaks Streamable HTTP: if plan cannot connect, use the server's Streamable HTTP endpoint (often the same URL without /sse, "https://docs.example.com/v1/").
+  # HTTP+SSE: plan finds it by the spec's fallback and the lock pins it; a Streamable HTTP endpoint, where the server has one (often the same URL without /sse, "https://docs.example.com/v1/"), is the one to prefer.
   url = "https://docs.example.com/v1/sse"
 }
 

@@ -89,6 +89,11 @@ type httpLines struct {
 	// writer (the probe, past its timeout) forever.
 	inline time.Duration
 
+	// streams holds the cancel of each 2026-07-28 request in flight, by
+	// id; cancelled the ids cancelled so, whose end is not answered.
+	streams   sync.Map
+	cancelled sync.Map
+
 	// token is the OAuth access token last sent, which redact hides.
 	token atomic.Pointer[string]
 
@@ -263,6 +268,9 @@ func (h *httpLines) Write(b []byte) (int, error) {
 			continue
 		}
 		body := bytes.Clone(line)
+		if h.cancelStream(body) {
+			continue
+		}
 		if jsonscan.Find(body, "id") == nil || jsonscan.Find(body, "method") == nil {
 			// A notification or a response: posted in order (the
 			// server answers 202 at once), so that initialized comes
@@ -272,13 +280,44 @@ func (h *httpLines) Write(b []byte) (int, error) {
 			cancel()
 			continue
 		}
+		ctx, cancel := context.WithCancel(h.ctx)
+		key := ""
+		params := jsonscan.Find(body, "params")
+		if v, _ := jsonString(jsonscan.Find(jsonscan.Find(params, "_meta"), MetaProtocolVersion)); v != "" && !isLegacyVersion(v) {
+			key = string(bytes.TrimSpace(jsonscan.Find(body, "id")))
+			h.streams.Store(key, cancel)
+		}
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			h.post(h.ctx, body)
+			defer cancel()
+			h.post(ctx, body)
+			if key != "" {
+				h.streams.Delete(key)
+				h.cancelled.Delete(key)
+			}
 		}()
 	}
 	return len(b), nil
+}
+
+// cancelStream is a 2026-07-28 request's cancellation: the transport's is
+// closing the request's stream (the server takes that as cancellation,
+// and no notifications/cancelled is sent); the request gets no answer of
+// mcpform's either. It reports whether line was such a cancellation. A
+// legacy request's cancellation is the notification, posted as it is.
+func (h *httpLines) cancelStream(line []byte) bool {
+	if m, _ := jsonString(jsonscan.Find(line, "method")); m != "notifications/cancelled" || jsonscan.Find(line, "id") != nil {
+		return false
+	}
+	key := string(bytes.TrimSpace(jsonscan.Find(jsonscan.Find(line, "params"), "requestId")))
+	cancel, ok := h.streams.LoadAndDelete(key)
+	if !ok {
+		return false
+	}
+	h.cancelled.Store(key, true)
+	cancel.(context.CancelFunc)()
+	return true
 }
 
 // Close ends the stream: the session (if any) is ended on the server, and
@@ -872,6 +911,9 @@ func (h *httpLines) fail(id []byte, why string) { h.failWith(id, codeTransport, 
 func (h *httpLines) failWith(id []byte, code int, why string) {
 	if id == nil {
 		return
+	}
+	if _, ok := h.cancelled.LoadAndDelete(string(bytes.TrimSpace(id))); ok {
+		return // cancelled by the client: nothing answers it
 	}
 	b := []byte(`{"jsonrpc":"2.0","id":`)
 	b = append(b, id...)

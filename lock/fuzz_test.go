@@ -60,6 +60,17 @@ func FuzzParse(f *testing.F) {
 	if data, err := Marshal(&File{Generator: "x", Servers: map[string]*Entry{"remote": remoteEntry(f)}}); err == nil {
 		f.Add(data)
 	}
+	// Pins (mcpform.pins): an executable and a script, and an executable
+	// alone.
+	if data, err := Marshal(pinsFile(f)); err == nil {
+		f.Add(data)
+		f.Add(bytes.Replace(data, []byte(`"script"`), []byte(`"Script"`), 1))
+	}
+	pf := pinsFile(f)
+	pf.Servers["notes"].Mcpform.Pins.Script = nil
+	if data, err := Marshal(pf); err == nil {
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lf, err := Parse(data)
 		if err != nil {

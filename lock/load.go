@@ -310,6 +310,9 @@ func parseSurface(m map[string]json.RawMessage, e *Entry) (*Entry, error) {
 		if e.Mcpform, limits, err = parseSettings(raw); err != nil {
 			return nil, err
 		}
+		if e.Remote != nil && e.Mcpform.Pins != nil {
+			return nil, fmt.Errorf("mcpform.pins is set on a remote server: pins name the files a command starts")
+		}
 		if limits != nil {
 			// mcpform's own part of the sandbox policy, kept under its key
 			// so that other readers of the format can ignore it.
@@ -540,9 +543,18 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
 	var doc struct {
 		Settings
 		SandboxLimits json.RawMessage `json:"sandboxLimits"`
+		// Pins shadows Settings.Pins: json.Unmarshal matches keys
+		// regardless of case, and parsePins checks them exactly.
+		Pins json.RawMessage `json:"pins"`
 	}
-	if err := strictDecode(raw, &doc, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout", "sandboxLimits"}); err != nil {
+	if err := strictDecode(raw, &doc, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "sandboxLimits"}); err != nil {
 		return nil, nil, err
+	}
+	if doc.Pins != nil {
+		var err error
+		if doc.Settings.Pins, err = parsePins(doc.Pins); err != nil {
+			return nil, nil, err
+		}
 	}
 	var limits *policy.Limits
 	if doc.SandboxLimits != nil {
@@ -553,6 +565,58 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
 	}
 	s, err := checkSettings(&doc.Settings)
 	return s, limits, err
+}
+
+// sha256Hex is a pin's digest: lowercase hex, as sha256sum prints it.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// parsePins decodes mcpform.pins: an executable, and a script only beside
+// one. Keys are matched exactly, and any other is refused.
+func parsePins(raw json.RawMessage) (*Pins, error) {
+	m, err := object(raw, []string{"executable", "script"}, "mcpform.pins")
+	if err != nil {
+		return nil, err
+	}
+	p := &Pins{}
+	if _, ok := m["executable"]; !ok {
+		return nil, fmt.Errorf("mcpform.pins.executable is missing: pins always name the executable")
+	}
+	if p.Executable, err = parseFilePin(m["executable"], "mcpform.pins.executable"); err != nil {
+		return nil, err
+	}
+	if s, ok := m["script"]; ok {
+		if p.Script, err = parseFilePin(s, "mcpform.pins.script"); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func parseFilePin(raw json.RawMessage, what string) (*FilePin, error) {
+	m, err := object(raw, []string{"path", "sha256"}, what)
+	if err != nil {
+		return nil, err
+	}
+	f := &FilePin{}
+	for _, k := range []struct {
+		key string
+		to  *string
+	}{{"path", &f.Path}, {"sha256", &f.SHA256}} {
+		v, ok := m[k.key]
+		if !ok {
+			return nil, fmt.Errorf("%s.%s is missing", what, k.key)
+		}
+		if err := json.Unmarshal(v, k.to); err != nil || bytes.TrimSpace(v)[0] != '"' {
+			return nil, fmt.Errorf("%s.%s is not a string", what, k.key)
+		}
+	}
+	switch {
+	case f.Path == "" || strings.ContainsFunc(f.Path, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return nil, fmt.Errorf("%s.path is empty or holds a control character", what)
+	case !sha256Hex.MatchString(f.SHA256):
+		return nil, fmt.Errorf("%s.sha256 %q is not 64 lowercase hex digits (a SHA-256, as sha256sum prints it)", what, f.SHA256)
+	}
+	return f, nil
 }
 
 // checkSettings checks the settings' values.

@@ -153,6 +153,31 @@ type Settings struct {
 	// Timeout is the probe timeout as a Go duration ("30s"); empty for the
 	// default.
 	Timeout string `json:"timeout,omitempty"`
+	// Pins are the files a command server's argv starts, by digest, so
+	// that run starts only the code plan saw (package pins); nil for a
+	// remote server and for an entry locked before pins existed.
+	Pins *Pins `json:"pins,omitempty"`
+}
+
+// Pins are what an entry pins of the code behind its command: the surface
+// digest says what the server answered, these say which files answered it.
+type Pins struct {
+	// Executable is command[0] as os/exec resolves it, symlinks followed.
+	Executable *FilePin `json:"executable"`
+	// Script is the file an interpreter (node, python3, bash…) runs,
+	// when command[1] names one; nil otherwise.
+	Script *FilePin `json:"script,omitempty"`
+}
+
+// FilePin is one file by content. Path says where it was found, for
+// messages and review: relative (slash-separated) to the lock's directory
+// when the file is inside it, so a lock stays portable, else absolute. Run
+// resolves the command again and compares SHA256, not Path.
+type FilePin struct {
+	Path string `json:"path"`
+	// SHA256 is the lowercase hex SHA-256 of the file's bytes, as
+	// sha256sum prints it.
+	SHA256 string `json:"sha256"`
 }
 
 // ToolSettings are the mcpform-only settings of one tool.

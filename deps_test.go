@@ -41,7 +41,7 @@ var allowedImports = map[string]allowed{
 	"mcp":         {imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "internal/procfd", "internal/strictjson"}, tests: []string{"internal/fakemcp", "internal/npmtest"}},
 	"surface":     {imports: []string{"lock", "mcp"}},
 	"pins":        {imports: []string{"internal/escape", "lock"}},
-	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "policy", "surface"}, tests: []string{"internal/fakemcp"}},
+	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "pins", "policy", "surface"}, tests: []string{"internal/fakemcp"}},
 	"plan/render": {imports: []string{"internal/escape", "internal/textdiff", "lock", "plan"}, tests: []string{"mcp"}},
 	"lock/render": {imports: []string{"internal/escape", "lock"}},
 	"apply":       {imports: []string{"lock", "plan"}},

@@ -57,6 +57,7 @@ var runners = []struct {
 	python            bool
 }{
 	{prog: "npx", valueFlags: []string{"--package", "-p", "--call", "-c", "--workspace", "-w"}, pkgFl: []string{"--package", "-p"}},
+	{prog: "npm", sub: "exec", valueFlags: []string{"--package", "-p", "--call", "-c", "--workspace", "-w"}, pkgFl: []string{"--package", "-p"}},
 	{prog: "pnpm", sub: "dlx", valueFlags: []string{"--package", "--shell-mode", "-c", "--reporter", "--dir", "-C"}, pkgFl: []string{"--package"}},
 	{prog: "pnpx", valueFlags: []string{"--package", "--shell-mode", "-c", "--reporter", "--dir", "-C"}, pkgFl: []string{"--package"}},
 	{prog: "bunx", valueFlags: []string{"--package", "-p", "--cwd"}, pkgFl: []string{"--package", "-p"}},
@@ -66,7 +67,7 @@ var runners = []struct {
 }
 
 // UnpinnedPackage reports the registry package argv runs through npx,
-// uvx, pnpm dlx (pnpx) or bunx when it has no exact version: "pkg",
+// npm exec, uvx, pnpm dlx (pnpx) or bunx when it has no exact version: "pkg",
 // "pkg@latest", "pkg@^1", a dist-tag such as "pkg@next", "pkg>=1". A
 // Windows "cmd /c" wrapper is looked through; a local path, a URL or a git
 // source is not a registry package.
@@ -179,6 +180,10 @@ func checkSpec(runner string, python bool, argv []string, i int, prefix string) 
 	}
 	return u, true
 }
+
+// HCLList is hclList for the other packages that say which command to
+// write (plan's exact-version error).
+func HCLList(argv []string) string { return hclList(argv) }
 
 // hclList writes argv as an HCL list of strings, each escaped as
 // escape.HCLString escapes it: `["npx", "-y", "pkg@VERSION"]`.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/pins"
 	"github.com/mcpform/mcpform/policy"
 )
 
@@ -67,6 +69,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 	var targets []Target
 	byName := map[string]*ServerPlan{}
 	remotes := map[string]*lock.Remote{} // what each entry pins of its remote server
+	pinned := map[string]pinResult{}     // the files each command server starts
 	var rejectedMu sync.Mutex
 	rejected := map[string][]string{} // notes of the tools each probe left out
 	for _, s := range cfg.Servers {
@@ -81,6 +84,16 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		if err != nil {
 			sp.Error = err.Error()
 			continue
+		}
+		if s.URL == "" {
+			if err := checkExactNPM(s); err != nil {
+				sp.Error = err.Error()
+				continue
+			}
+			// Before the probe: a file swapped while the probe runs is
+			// then not the one locked, and run refuses it.
+			p, err := pins.Compute(s.Command, cfg.Dir, filepath.Dir(cfg.Lockfile))
+			pinned[s.Name] = pinResult{p, err}
 		}
 		t := Target{Name: s.Name, Command: s.Command, Env: s.Env, Remote: remoteOf(s), Dir: cfg.Dir, Era: era,
 			ClientCapabilities: s.ClientCapabilities, Timeout: s.Timeout, LookupEnv: opts.LookupEnv}
@@ -153,7 +166,13 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			}
 			continue
 		}
-		planServer(sp, declared[r.Name], remotes[r.Name], locked.Servers[r.Name], r.Entry)
+		if pr := pinned[r.Name]; pr.err != nil {
+			// The probe started it, and mcpform cannot say which file it
+			// ran: run could not check it either.
+			sp.Error = fmt.Sprintf("the server answered, and mcpform cannot pin the file its command starts (%v): fix the command in mcp.hcl", pr.err)
+			continue
+		}
+		planServer(sp, declared[r.Name], remotes[r.Name], locked.Servers[r.Name], r.Entry, pinned[r.Name].pins)
 	}
 	for name, e := range locked.Servers {
 		if _, ok := declared[name]; ok || !selected(name, addrOf(name)) {
@@ -215,7 +234,7 @@ func envHint(s *lang.Server) string {
 
 // planServer fills sp for a probed server: the entry apply would write, and
 // every change against the locked entry (nil for a new server).
-func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *lock.Entry) {
+func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *lock.Entry, filePins *lock.Pins) {
 	if live.Remote != nil && remote != nil {
 		// The transport the probe spoke (the HTTP+SSE fallback, or
 		// not), which run then speaks and no other.
@@ -229,6 +248,9 @@ func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *
 		live.EnvPassthrough = append([]string{}, s.Env...)
 	}
 	live.Mcpform = settingsOf(s)
+	if live.Remote == nil {
+		live.Mcpform.Pins = keepMoved(filePins, oldPins(old))
+	}
 	pol := s.Policy
 	if !pol.IsEmpty() {
 		live.Policy = &pol
@@ -245,8 +267,12 @@ func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *
 		sp.Changes = append(sp.Changes, Change{Addr: sp.Addr + "." + field, Action: Create, Class: Config, Grade: None, Rule: "CFG-SERVER-ADDED",
 			After: after, Detail: "new in mcp.hcl; apply locks its surface"})
 		base = emptyEntry(live)
+		// A new server's pins are written with it (mcpform show lists
+		// them), not listed as changes of their own: the whole server is
+		// new, and run checks them from the first start.
 	} else {
 		sp.Changes = append(sp.Changes, configChanges(sp.Addr, old, live)...)
+		sp.Changes = append(sp.Changes, pinChanges(sp.Addr, oldPins(old), live.Mcpform.Pins)...)
 		if old.Mcpform != nil {
 			sp.LockedVersion = old.Mcpform.Version
 		}

@@ -105,7 +105,7 @@ func TestPlanServerLimits(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sp := &ServerPlan{Name: "s", Addr: "server.s"}
-			planServer(sp, server(tt.live), nil, locked(tt.locked), withTools(t, "fetch"))
+			planServer(sp, server(tt.live), nil, locked(tt.locked), withTools(t, "fetch"), nil)
 			var got []string
 			for _, c := range sp.Changes {
 				if c.Class != Config || c.Grade != None || c.Action != Update {
@@ -146,7 +146,7 @@ func TestPlanServerTaintAndBumpGate(t *testing.T) {
 	// patch bump is refused; the label for the vanished tool is dropped by
 	// Finish with a note, not an error.
 	sp := &ServerPlan{Name: "s", Addr: "server.s", Version: s.Version}
-	planServer(sp, s, nil, old, withTools(t, "fetch"))
+	planServer(sp, s, nil, old, withTools(t, "fetch"), nil)
 	if sp.Error != "" {
 		t.Errorf("a label for a tool the lock has but the server dropped: error %q, want none", sp.Error)
 	}
@@ -168,7 +168,7 @@ func TestPlanServerTaintAndBumpGate(t *testing.T) {
 	// A label that names no tool at all is a typo: an error.
 	s.Policy.Taint.Sinks = []string{"sned"}
 	sp = &ServerPlan{Name: "s", Addr: "server.s"}
-	planServer(sp, s, nil, old, withTools(t, "fetch", "send"))
+	planServer(sp, s, nil, old, withTools(t, "fetch", "send"), nil)
 	if !strings.Contains(sp.Error, `taint sink "sned" is not a locked tool`) {
 		t.Errorf("error = %q, want the misspelled sink named", sp.Error)
 	}

@@ -49,13 +49,16 @@ func (a Action) String() string {
 	return "no-op"
 }
 
-// Class is a change's drift class. Changes to mcp.hcl are their own class.
+// Class is a change's drift class. Changes to mcp.hcl are their own class,
+// and so are changes of the code behind a surface (Code: a pinned
+// executable or script), which no surface digest covers.
 type Class string
 
 const (
 	Definitional  Class = "definitional"
 	Informational Class = "informational"
 	Config        Class = "config"
+	Code          Class = "code"
 )
 
 // Grade is a change's semantic-versioning grade.

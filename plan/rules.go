@@ -307,6 +307,32 @@ func buildCatalogue() []Rule {
 			"it fails until the change is applied. Graded none like CFG-URL-CHANGED: how the server is reached, not its " +
 			"surface; check that the server was meant to move.",
 		Example: `transport: "sse" -> "streamable-http"`})
+	// The code behind the surface (package pins): not a surface change,
+	// so it never raises the required bump, but a changed file runs code
+	// nobody reviewed behind tools that look the same.
+	for _, f := range []struct{ id, noun, example, added string }{
+		{"EXECUTABLE", "The executable command[0] resolves to", `/usr/local/bin/notes: sha256 4f2a… -> 9c1e…`, `/usr/local/bin/notes: (none) -> sha256 9c1e…`},
+		{"SCRIPT", "The script the interpreter runs", `server/index.js: sha256 b7d0… -> 51fa…`, `server/index.js: (none) -> sha256 51fa…`},
+	} {
+		add(Rule{ID: "PKG-" + f.id + "-CHANGED", Grade: Major, Class: Code, Security: true,
+			Summary: f.noun + " changed (another SHA-256, or another file).",
+			Detail: "The surface may be the same, and the code is not: an update, or a file replaced on disk, that keeps " +
+				"the same tools passes every check of the surface. mcpform run refuses to start the server until the " +
+				"change is applied. Check where the new file came from (a package upgrade you made, a rebuilt binary) " +
+				"before applying; a file that moved without changing is not a change.",
+			Example: f.example})
+		add(Rule{ID: "PKG-" + f.id + "-ADDED", Grade: None, Class: Code,
+			Summary: f.noun + " is pinned for the first time.",
+			Detail: "The entry had no pin for it, as an entry locked before mcpform pinned files: apply records its " +
+				"SHA-256, and from then on mcpform run starts the server only while the file is that file. Nothing is " +
+				"known about how it differs from what was locked before, so review it as you would a new server's.",
+			Example: f.added})
+	}
+	add(Rule{ID: "PKG-SCRIPT-REMOVED", Grade: None, Class: Code,
+		Summary: "The command no longer runs a script file mcpform pins.",
+		Detail: "The argument the locked script pin came from is no longer an existing file, or the command no longer " +
+			"runs an interpreter with a script: after apply, run checks the executable alone.",
+		Example: `server/index.js: sha256 b7d0… -> (none)`})
 	add(Rule{ID: "GATE-VERSION-UNDERBUMP", Grade: None,
 		Summary: "The declared version does not cover the required bump.",
 		Detail: "Where mcp.hcl declares a version, the plan's required bump (the highest grade of the server's " +

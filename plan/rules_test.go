@@ -16,13 +16,14 @@ func TestEveryRuleIsCatalogued(t *testing.T) {
 	t.Run("tools", TestDiffTools)
 	t.Run("prompts", TestDiffPromptsResources)
 	t.Run("server", TestDiffServerFields)
+	t.Run("pins", TestPinChanges)
 	for id := range seenRules {
 		if _, ok := LookupRule(id); !ok {
 			t.Errorf("a change carries rule %s, which is not in the catalogue", id)
 		}
 	}
 	for _, r := range Rules() {
-		if strings.HasPrefix(r.ID, "MCP-") && !seenRules[r.ID] {
+		if (strings.HasPrefix(r.ID, "MCP-") || strings.HasPrefix(r.ID, "PKG-")) && !seenRules[r.ID] {
 			t.Errorf("rule %s is in the catalogue but no test produces it", r.ID)
 		}
 	}
@@ -47,8 +48,11 @@ func TestCatalogue(t *testing.T) {
 		if strings.ToUpper(r.ID) != r.ID || strings.ContainsAny(r.ID, " _") {
 			t.Errorf("rule id %q breaks the SOURCE-SUBJECT-EVENT scheme", r.ID)
 		}
-		if r.Security && r.Class != Definitional {
-			t.Errorf("rule %s: only definitional changes are security-relevant", r.ID)
+		if r.Security && r.Class != Definitional && r.Class != Code {
+			t.Errorf("rule %s: only definitional and code changes are security-relevant", r.ID)
+		}
+		if strings.HasPrefix(r.ID, "PKG-") != (r.Class == Code) {
+			t.Errorf("rule %s: PKG- rules, and only they, are of class code", r.ID)
 		}
 	}
 	if _, ok := LookupRule("MCP-NO-SUCH-RULE"); ok {

@@ -79,8 +79,8 @@ func (h *human) plan(p *plan.Plan) {
 	}
 	h.notes(p)
 	sum := summarize(p)
-	counts := fmt.Sprintf("%d to add, %d to change, %d to remove. Definitional: %d, informational: %d, config: %d. Required bump: %s.",
-		sum.Add, sum.Change, sum.Remove, sum.Definitional, sum.Informational, sum.Config, sum.RequiredBump)
+	counts := fmt.Sprintf("%d to add, %d to change, %d to remove. Definitional: %d, informational: %d, config: %d%s. Required bump: %s.",
+		sum.Add, sum.Change, sum.Remove, sum.Definitional, sum.Informational, sum.Config, codeCount(sum), sum.RequiredBump)
 	if sum.Failed > 0 {
 		// As terraform, a plan with errors does not close as a plan:
 		// what it shows of the other servers is not the whole change.

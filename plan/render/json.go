@@ -21,7 +21,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 		HasChanges:    p.HasChanges(),
 		Servers:       []jsonServer{},
 		Summary: jsonSummary{Add: sum.Add, Change: sum.Change, Remove: sum.Remove,
-			Definitional: sum.Definitional, Informational: sum.Informational, Config: sum.Config, SecurityRelevant: sum.Security},
+			Definitional: sum.Definitional, Informational: sum.Informational, Config: sum.Config, Code: sum.Code, SecurityRelevant: sum.Security},
 		RequiredBump: sum.RequiredBump.String(),
 		Errors:       nonNil(p.Errors()),
 		Notes:        nonNil(p.Notes),
@@ -101,5 +101,6 @@ type jsonSummary struct {
 	Definitional     int `json:"definitional"`
 	Informational    int `json:"informational"`
 	Config           int `json:"config"`
+	Code             int `json:"code"`
 	SecurityRelevant int `json:"security_relevant"`
 }

@@ -91,8 +91,8 @@ func MarkdownWithOptions(w io.Writer, p *plan.Plan, o MarkdownOptions) error {
 		return err
 	}
 	sum := summarize(p)
-	counts := fmt.Sprintf("%d to add, %d to change, %d to remove. Definitional: %d, informational: %d, config: %d. **Required bump: %s.**",
-		sum.Add, sum.Change, sum.Remove, sum.Definitional, sum.Informational, sum.Config, sum.RequiredBump)
+	counts := fmt.Sprintf("%d to add, %d to change, %d to remove. Definitional: %d, informational: %d, config: %d%s. **Required bump: %s.**",
+		sum.Add, sum.Change, sum.Remove, sum.Definitional, sum.Informational, sum.Config, codeCount(sum), sum.RequiredBump)
 	if sum.Failed > 0 {
 		fmt.Fprintf(&head, "**Plan incomplete:** %d of %d servers failed; fix the errors below. Planned so far: %s\n", sum.Failed, sum.Servers, counts)
 	} else {

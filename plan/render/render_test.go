@@ -93,6 +93,36 @@ func rugPull(t *testing.T) *plan.Plan {
 		Notes: []string{`server "time": taint source "convert_time" dropped: the server no longer has that tool`}}
 }
 
+// swapped is a plan of servers whose surface did not change and whose code
+// did: the binary behind "notes" was replaced, and "docs", locked before
+// pins existed, has its interpreter and script pinned for the first time.
+func swapped(t *testing.T) *plan.Plan {
+	e := entry(t, "", list)
+	change := func(addr, rule string, a plan.Action, before, after, detail string) plan.Change {
+		r, ok := plan.LookupRule(rule)
+		if !ok {
+			t.Fatalf("no rule %s", rule)
+		}
+		c := plan.Change{Addr: addr, Action: a, Class: r.Class, Grade: r.Grade, Rule: rule, Security: r.Security, Detail: detail}
+		if before != "" {
+			c.Before = json.RawMessage(before)
+		}
+		if after != "" {
+			c.After = json.RawMessage(after)
+		}
+		return c
+	}
+	const old, now = "4f2a0c1d9e8b7a6f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7", "9c1e77aa0b1c2d3e4f5061728394a5b6c7d8e9f00112233445566778899aabbc"
+	notes := serverPlan("notes", e, e, change("server.notes.pins.executable", "PKG-EXECUTABLE-CHANGED", plan.Update,
+		`{"path":"bin/notes","sha256":"`+old+`"}`, `{"path":"bin/notes","sha256":"`+now+`"}`,
+		"bin/notes (sha256 4f2a0c1d9e8b…) is now bin/notes (sha256 9c1e77aa0b1c…): another file behind the same command; mcpform run refuses to start it until this is applied"))
+	docs := serverPlan("docs", e, e,
+		change("server.docs.pins.executable", "PKG-EXECUTABLE-ADDED", plan.Create, "", `{"path":"/usr/bin/node","sha256":"`+now+`"}`, "/usr/bin/node pinned for the first time: sha256 "+now),
+		change("server.docs.pins.script", "PKG-SCRIPT-ADDED", plan.Create, "", `{"path":"server/index.js\u202e","sha256":"`+old+`"}`, "server/index.js\u202e pinned for the first time: sha256 "+old))
+	return &plan.Plan{FormatVersion: plan.FormatVersion, ConfigDigest: "sha256:c0nf", LockDigest: "sha256:10c4", LockPath: "mcp.lock",
+		Servers: []*plan.ServerPlan{docs, notes}}
+}
+
 func noChanges(t *testing.T) *plan.Plan {
 	e := entry(t, "", getTime)
 	return &plan.Plan{FormatVersion: plan.FormatVersion, LockPath: "mcp.lock",
@@ -112,6 +142,9 @@ func TestGolden(t *testing.T) {
 		{"rugpull.unchanged.txt", rugPull(t), func(w *bytes.Buffer, p *plan.Plan) error { return Human(w, p, Options{ShowUnchanged: true}) }},
 		{"rugpull.json", rugPull(t), func(w *bytes.Buffer, p *plan.Plan) error { return JSON(w, p) }},
 		{"rugpull.md", rugPull(t), func(w *bytes.Buffer, p *plan.Plan) error { return Markdown(w, p) }},
+		{"swapped.txt", swapped(t), func(w *bytes.Buffer, p *plan.Plan) error { return Human(w, p, Options{}) }},
+		{"swapped.json", swapped(t), func(w *bytes.Buffer, p *plan.Plan) error { return JSON(w, p) }},
+		{"swapped.md", swapped(t), func(w *bytes.Buffer, p *plan.Plan) error { return Markdown(w, p) }},
 		{"nochanges.txt", noop, func(w *bytes.Buffer, p *plan.Plan) error { return Human(w, p, Options{}) }},
 		{"nochanges.json", noop, func(w *bytes.Buffer, p *plan.Plan) error { return JSON(w, p) }},
 		{"nochanges.md", noop, func(w *bytes.Buffer, p *plan.Plan) error { return Markdown(w, p) }},

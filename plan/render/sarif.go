@@ -15,13 +15,14 @@ import (
 )
 
 // SARIF writes the plan as a SARIF 2.1.0 log for code scanning (GitHub,
-// GitLab): one result per definitional change, with the change's rule id,
+// GitLab): one result per definitional or code change (a surface that
+// changed, a pinned file that is another), with the change's rule id,
 // a level from its grade (major → error, minor → warning, patch and none →
 // note) and, as its location, the lock the plan was made against. Use
 // SARIFWithOptions to point results at the server blocks in mcp.hcl.
 //
 // Informational and configuration changes are not results: they do not
-// change what an agent can do. Servers that could not be probed and failed
+// change what an agent can do (a changed binary can, behind the same tools). Servers that could not be probed and failed
 // version gates are not results either; plan's exit status reports them.
 func SARIF(w io.Writer, p *plan.Plan) error {
 	return SARIFWithOptions(w, p, SARIFOptions{})
@@ -58,7 +59,7 @@ func SARIFWithOptions(w io.Writer, p *plan.Plan, o SARIFOptions) error {
 			loc = SARIFLocation{File: p.LockPath}
 		}
 		for _, c := range s.Changes {
-			if c.Class != plan.Definitional {
+			if c.Class != plan.Definitional && c.Class != plan.Code {
 				continue
 			}
 			i, ok := index[c.Rule]

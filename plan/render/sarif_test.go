@@ -45,20 +45,26 @@ func TestSARIFGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts SARIFOptions
+		p    *plan.Plan // sarifPlan() when nil
 	}{
-		{"lock-locations", SARIFOptions{}},
+		{"lock-locations", SARIFOptions{}, nil},
+		{"swapped", SARIFOptions{}, swapped(t)},
 		{"hcl-locations", SARIFOptions{ToolVersion: "0.1.0", Locations: map[string]SARIFLocation{
 			"everything":    {File: "mcp.hcl", Line: 12},
 			"github.issues": {File: "modules/github/main.hcl", Line: 3},
-		}}},
+		}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
 			var err error
+			p := tc.p
+			if p == nil {
+				p = sarifPlan()
+			}
 			if tc.opts.Locations == nil && tc.opts.ToolVersion == "" {
-				err = SARIF(&b, sarifPlan())
+				err = SARIF(&b, p)
 			} else {
-				err = SARIFWithOptions(&b, sarifPlan(), tc.opts)
+				err = SARIFWithOptions(&b, p, tc.opts)
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,10 @@
 package render
 
-import "github.com/mcpform/mcpform/plan"
+import (
+	"fmt"
+
+	"github.com/mcpform/mcpform/plan"
+)
 
 // summary is the plan's counts, shared by every format so that they agree.
 type summary struct {
@@ -9,10 +13,10 @@ type summary struct {
 	// server-level change (instructions, era, an informational field, a
 	// config change) once.
 	Add, Change, Remove int
-	// Definitional, Informational and Config count the findings by class;
-	// Security counts the security-relevant ones.
-	Definitional, Informational, Config, Security int
-	RequiredBump                                  plan.Grade
+	// Definitional, Informational, Config and Code count the findings by
+	// class; Security counts the security-relevant ones.
+	Definitional, Informational, Config, Code, Security int
+	RequiredBump                                        plan.Grade
 	// Servers counts the plan's servers, Failed those with an error (not
 	// probed, or a failed gate): a plan with any is incomplete, and every
 	// format says so instead of closing with its totals alone.
@@ -63,6 +67,10 @@ func summarize(p *plan.Plan) summary {
 				s.Informational++
 			case plan.Config:
 				s.Config++
+			case plan.Code:
+				// A changed file behind the same surface: graded, and
+				// never a surface bump.
+				s.Code++
 			}
 			if c.Security {
 				s.Security++
@@ -70,4 +78,14 @@ func summarize(p *plan.Plan) summary {
 		}
 	}
 	return s
+}
+
+// codeCount is the summary's count of code changes (pinned files), ", code:
+// N", shown only in a plan that has some, so that plans of servers without
+// pins read as they always did.
+func codeCount(s summary) string {
+	if s.Code == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", code: %d", s.Code)
 }

@@ -49,7 +49,7 @@ var allowedImports = map[string]allowed{
 	"oauth":       {imports: []string{"internal/escape", "mcp"}},
 
 	"runtime": {
-		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "policy", "runtime/audit", "runtime/enforce", "runtime/internal/pipe", "runtime/internal/upstream", "runtime/taint", "surface"},
+		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "pins", "policy", "runtime/audit", "runtime/enforce", "runtime/internal/pipe", "runtime/internal/upstream", "runtime/taint", "surface"},
 		tests:   []string{"internal/benchclient", "internal/fakemcp", "internal/npmtest", "internal/strictjson"},
 	},
 	"runtime/taint": {imports: []string{"internal/escape", "internal/lockedfile", "lock", "policy"}},

@@ -41,6 +41,10 @@ type StartError struct {
 	Env, Unset []string
 	// Command is the server's argv, for the hint.
 	Command []string
+	// Refused is set when mcpform itself refused to start the server (its
+	// pinned files are not the locked ones): nothing ran, so there is no
+	// environment, hint or stderr to tell.
+	Refused bool
 }
 
 func (e *StartError) Error() string { return e.Summary() + e.stderrTail() }
@@ -59,6 +63,8 @@ func (e *StartError) Unwrap() error { return e.Err }
 // name: "it exited before it answered initialize: …".
 func (e *StartError) Reason() string {
 	switch {
+	case e.Refused:
+		return "mcpform refused to start it: " + errText(e.Err)
 	case e.Stage == "start" || e.Stage == "":
 		return "it could not be run: " + errText(e.Err)
 	case e.Exited:
@@ -87,6 +93,9 @@ func (e *StartError) Details() string { return e.environment() + e.stderrTail() 
 
 // environment is the lines of the environment names and the hint.
 func (e *StartError) environment() string {
+	if e.Refused {
+		return ""
+	}
 	var b strings.Builder
 	b.WriteString("\nenvironment it got (names only): ")
 	b.WriteString(names(e.Env))
@@ -104,6 +113,9 @@ func (e *StartError) environment() string {
 // stderrTail is the lines of the server's stderr tail, escaped, or that it
 // was empty.
 func (e *StartError) stderrTail() string {
+	if e.Refused {
+		return ""
+	}
 	var b strings.Builder
 	if tail := lastLines(e.Stderr, stderrLines, stderrBytes); tail != "" {
 		b.WriteString("\nserver stderr (last lines):")

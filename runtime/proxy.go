@@ -18,6 +18,7 @@ import (
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/pins"
 	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/runtime/enforce"
 	"github.com/mcpform/mcpform/runtime/internal/pipe"
@@ -66,6 +67,10 @@ type Options struct {
 	// OAuth gives the access tokens of a remote server locked with
 	// OAuth (mcpform's own, from its login: never the client's).
 	OAuth mcp.OAuthHandler
+
+	// PinCache spares re-hashing pinned files that have not changed since
+	// the last start (package pins); nil hashes them on every start.
+	PinCache *pins.Cache
 
 	// RequestTimeout bounds each forwarded request (default 10 minutes:
 	// tools may be slow, but a stalled server must not hold a client's
@@ -393,6 +398,9 @@ func (p *proxy) run(ctx context.Context) error {
 		spec.ParamHeaders = paramHeaders(p.entry)
 		start = mcp.StartRemote
 	}
+	if err := p.checkPins(); err != nil {
+		return p.serveStartFailure(ctx, err)
+	}
 	proc, err := start(ctx, spec)
 	if err != nil {
 		var se *mcp.StartError
@@ -483,6 +491,21 @@ func (p *proxy) run(ctx context.Context) error {
 		result = &StartFailedError{Err: se}
 	}
 	return result
+}
+
+// checkPins refuses to start a command server whose pinned executable or
+// script is not the file the lock pins (changed, missing, or another one a
+// symlink or PATH now leads to): nothing of it is run. Checked just before
+// the start, from the lock's directory, as mcp.Start resolves the command.
+func (p *proxy) checkPins() *mcp.StartError {
+	e := p.entry
+	if e.Remote != nil || e.Mcpform == nil || e.Mcpform.Pins == nil || mutation.Off("pins") {
+		return nil
+	}
+	if err := pins.Check(e.Mcpform.Pins, e.Command, p.opts.Dir, p.opts.PinCache); err != nil {
+		return &mcp.StartError{Server: p.name, Stage: "start", Err: err, Command: e.Command, Refused: true}
+	}
+	return nil
 }
 
 // serveStartFailure is the run of a server that could not be run at all:

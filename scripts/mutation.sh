@@ -41,6 +41,7 @@ mutations=(
   "auditchain|./runtime/audit ./internal/proxymodel|^(TestAuditConcurrentAppends|TestProxyMatchesModel)\$"
   "envwithheld|./mcp ./internal/e2e|^(TestStartPassesOnlyNamedEnv|TestHostileModes)\$"
   "sessionverify|./mcp ./runtime|^(TestHTTPSessionReestablished|TestRemoteSessionReestablished|TestRemoteSessionNewInstructions)\$"
+  "pins|./runtime|^(TestPinsRefuseStart)\$"
 )
 
 only=("$@")

@@ -240,8 +240,18 @@ func noteWorkspace(w io.Writer, c onboard.Client, ws string, launches []onboard.
 // workspace: the editor may read it and a team may commit it, with
 // whatever secrets its env blocks held.
 func backupDir(getenv func(string) string) (string, error) {
+	d, err := stateDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "backups"), nil
+}
+
+// stateDir is mcpform's state directory: $XDG_STATE_HOME/mcpform, or
+// ~/.local/state/mcpform.
+func stateDir(getenv func(string) string) (string, error) {
 	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "mcpform", "backups"), nil
+		return filepath.Join(d, "mcpform"), nil
 	}
 	home := getenv("HOME")
 	if home == "" {
@@ -250,7 +260,7 @@ func backupDir(getenv func(string) string) (string, error) {
 	if home == "" {
 		return "", errors.New("no state directory for it: set XDG_STATE_HOME or HOME")
 	}
-	return filepath.Join(home, ".local", "state", "mcpform", "backups"), nil
+	return filepath.Join(home, ".local", "state", "mcpform"), nil
 }
 
 // backupName names the backup of the client file at abs by that path and

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/oauth"
+	"github.com/mcpform/mcpform/pins"
 	"github.com/mcpform/mcpform/runtime"
 	"github.com/mcpform/mcpform/runtime/audit"
 )
@@ -69,6 +70,18 @@ Serve the locked server NAME on stdin/stdout: the enforcing proxy a client confi
 	}
 	f.name = fs.Arg(0)
 	return f, nil
+}
+
+// pinCache is where run remembers the digests of pinned files between
+// starts, in mcpform's state directory ($XDG_STATE_HOME/mcpform/pins, or
+// ~/.local/state/mcpform/pins), which the sandbox keeps from servers; nil,
+// hashing on every start, when there is none.
+func pinCache(getenv func(string) string) *pins.Cache {
+	dir, err := stateDir(getenv)
+	if err != nil {
+		return nil
+	}
+	return pins.NewCache(filepath.Join(dir, "pins"))
 }
 
 // runRun is `mcpform run`. It reads only the lock: never mcp.hcl, never a
@@ -150,6 +163,7 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 		LookupEnv:   lookupEnv(io),
 		Spin:        spinOption(f.spin),
 		OAuth:       tokens,
+		PinCache:    pinCache(io.getenv),
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcpform/mcpform/internal/escape"
@@ -66,7 +67,15 @@ func (c *confiner) hook(name string, p *policy.Policy) (func(*exec.Cmd) (func(),
 // (sandbox.State). The home directory is protected by the sandbox itself.
 func (c *confiner) protected() ([]string, error) {
 	taintDir, _ := taint.DefaultDir(c.io.getenv)
-	return sandbox.State{Lock: c.lockPath, Audit: c.auditPath, Taint: taintDir}.Protected()
+	protect, err := sandbox.State{Lock: c.lockPath, Audit: c.auditPath, Taint: taintDir}.Protected()
+	if err != nil {
+		return nil, err
+	}
+	// The digests run trusts for unchanged pinned files.
+	if d, err := stateDir(c.io.getenv); err == nil {
+		protect = append(protect, filepath.Join(d, "pins"))
+	}
+	return protect, nil
 }
 
 // Close closes the audit log the confiner opened itself.

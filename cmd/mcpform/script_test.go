@@ -82,6 +82,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":   cmdExits,
 			"replace": cmdReplace,
+			"unpin":   cmdUnpin,
 			"waitfor": cmdWaitFor,
 		},
 	})

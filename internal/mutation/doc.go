@@ -28,4 +28,5 @@
 //	watchexit   notice a server's exit only by its output's end
 //	outcomefirst  release a call's result before its outcome is in the audit log
 //	sessionverify  serve a remote server's new session (its old one ended) unverified
+//	pins        start a server without checking its pinned executable and script
 package mutation

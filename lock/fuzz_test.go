@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gowebpki/jcs"
@@ -87,6 +88,58 @@ func FuzzParse(f *testing.F) {
 		out2, _ := Marshal(again)
 		if !bytes.Equal(out, out2) {
 			t.Fatalf("Marshal is not stable:\n%s\n---\n%s", out, out2)
+		}
+	})
+}
+
+// FuzzParsePins feeds arbitrary bytes as an entry's mcpform.pins object,
+// inside an otherwise valid lock: the loader must never panic, refuse what
+// is not a pins object of the format, and a lock it accepts must keep its
+// pins through Marshal and Parse.
+func FuzzParsePins(f *testing.F) {
+	for _, s := range []string{
+		`{"executable":{"path":"/usr/bin/node","sha256":"` + nodeSum + `"},"script":{"path":"server/index.js","sha256":"` + scriptSum + `"}}`,
+		`{"executable":{"path":"bin/notes","sha256":"` + nodeSum + `"}}`,
+		`{"script":{"path":"a","sha256":"` + scriptSum + `"}}`,
+		`{"executable":{"path":"\u0000","sha256":"` + nodeSum + `"}}`,
+		`{"executable":{"Path":"x","sha256":"` + nodeSum + `"}}`,
+		`{"executable":{"path":"x","sha256":"` + strings.ToUpper(nodeSum) + `"}}`,
+		`{"executable":null}`, `[]`, `null`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	tmpl, err := Marshal(pinsFile(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	start := bytes.Index(tmpl, []byte(`"pins": {`)) + len(`"pins": `)
+	end := bytes.Index(tmpl[start:], []byte("\n        }\n")) + start + len("\n        }")
+	splice := func(pins []byte) []byte {
+		return append(append(append([]byte{}, tmpl[:start]...), pins...), tmpl[end:]...)
+	}
+	// The template must hold: the first seed is a lock the loader accepts.
+	if _, err := Parse(splice([]byte(`{"executable":{"path":"bin/notes","sha256":"` + nodeSum + `"}}`))); err != nil {
+		f.Fatalf("the template with a valid pins object: %v", err)
+	}
+	f.Fuzz(func(t *testing.T, pins []byte) {
+		lf, err := Parse(splice(pins))
+		if err != nil {
+			return
+		}
+		p := lf.Servers["notes"].Mcpform.Pins
+		if p == nil || p.Executable == nil || !sha256Hex.MatchString(p.Executable.SHA256) || p.Executable.Path == "" {
+			t.Fatalf("accepted pins %s as %+v", pins, p)
+		}
+		out, err := Marshal(lf)
+		if err != nil {
+			t.Fatalf("Marshal: %v", err)
+		}
+		again, err := Parse(out)
+		if err != nil {
+			t.Fatalf("Parse(Marshal(Parse(data))): %v\n%s", err, out)
+		}
+		if q := again.Servers["notes"].Mcpform.Pins; *q.Executable != *p.Executable || (q.Script == nil) != (p.Script == nil) || q.Script != nil && *q.Script != *p.Script {
+			t.Fatalf("pins changed through Marshal: %+v -> %+v", p, q)
 		}
 	})
 }

@@ -311,8 +311,8 @@ func buildCatalogue() []Rule {
 	// so it never raises the required bump, but a changed file runs code
 	// nobody reviewed behind tools that look the same.
 	for _, f := range []struct{ id, noun, example, added string }{
-		{"EXECUTABLE", "The executable command[0] resolves to", `/usr/local/bin/notes: sha256 4f2a… -> 9c1e…`, `/usr/local/bin/notes: (none) -> sha256 9c1e…`},
-		{"SCRIPT", "The script the interpreter runs", `server/index.js: sha256 b7d0… -> 51fa…`, `server/index.js: (none) -> sha256 51fa…`},
+		{"EXECUTABLE", "The executable that command[0] resolves to", `/usr/local/bin/notes: sha256 4f2a… -> 9c1e…`, `/usr/local/bin/notes: (none) -> sha256 9c1e…`},
+		{"SCRIPT", "The script that the interpreter runs", `server/index.js: sha256 b7d0… -> 51fa…`, `server/index.js: (none) -> sha256 51fa…`},
 	} {
 		add(Rule{ID: "PKG-" + f.id + "-CHANGED", Grade: Major, Class: Code, Security: true,
 			Summary: f.noun + " changed (another SHA-256, or another file).",

@@ -67,7 +67,7 @@ var allowedImports = map[string]allowed{
 	"taint/render":              {imports: []string{"internal/escape", "runtime/taint"}},
 
 	"cmd/mcpform": {
-		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "oauth", "onboard", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
+		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "oauth", "onboard", "pins", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
 		tests:   []string{"internal/fakemcp", "internal/npmtest"},
 	},
 	"examples/servers/notes":   {},

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lang"
 )
 
 // A client's remote entry ("type": "http" or "sse", or a bare "url") becomes
@@ -178,7 +179,7 @@ func convertRemote(s *clientServer, kind, name string) (*remoteServer, *skipReas
 			}
 		}
 	}
-	if u.Scheme == "http" && !isLoopback(host) {
+	if u.Scheme == "http" && !lang.IsLoopback(host) {
 		https := *u
 		https.Scheme = "https"
 		long := fmt.Sprintf("its url is http:// to %s, which is not a loopback host: over http the requests, and any token, cross the network in the clear, so mcp.hcl takes http only for %s. If the server serves https, add it by hand as url = %s", strconv.Quote(u.Host), loopbackHosts, strconv.Quote(shownURL(&https)))
@@ -223,12 +224,12 @@ func convertRemote(s *clientServer, kind, name string) (*remoteServer, *skipReas
 		case strings.EqualFold(h.Key, "Authorization") && r.bearerEnv == "" && seen[lower] == "":
 			seen[lower] = h.Key
 			r.bearerEnv = authorization(v, token, add)
-		case containsFold(credentialHeaders, h.Key) || containsWord(lower, credentialWords) || looksLikeCredential(v) || tokenLike(h.Key):
+		case lang.IsCredentialHeader(h.Key) || lang.LooksLikeCredential(v) || tokenLike(h.Key):
 			seen[lower] = h.Key
 			credHeaders = append(credHeaders, label(h.Key))
-		case !isToken(h.Key):
+		case !lang.IsHeaderName(h.Key):
 			add(true, "", "header %s is not an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~, no spaces or colon) and was left out", strconv.Quote(h.Key))
-		case containsFold(reservedHeaders, h.Key):
+		case lang.IsReservedHeader(h.Key):
 			add(false, "", "header %s was left out: mcpform sets it itself on every request to a remote server", strconv.Quote(h.Key))
 		case seen[lower] != "":
 			add(true, "", "headers %s and %s are the same header (names are case-insensitive): the second was left out", strconv.Quote(seen[lower]), strconv.Quote(h.Key))
@@ -290,7 +291,7 @@ func authorization(v, token string, add func(warn bool, comment, format string, 
 		variable, input = ref[1]+ref[2], ref[3]
 	}
 	switch {
-	case variable != "" && !looksLikeToken(variable):
+	case variable != "" && !lang.LooksLikeToken(variable):
 		add(false, fmt.Sprintf("The client read the Authorization token from %s: set it in the environment.", variable),
 			"the client config took the Authorization header's token from %s; %s: auth { bearer_env = %s } reads it from there when mcpform connects", variable, none, strconv.Quote(variable))
 		return variable
@@ -445,107 +446,6 @@ func writeRemote(b *strings.Builder, r *remoteServer) {
 	if r.bearerEnv != "" {
 		fmt.Fprintf(b, "  auth {\n    bearer_env = %s\n  }\n", escape.HCLString(r.bearerEnv))
 	}
-}
-
-// What package lang refuses in a url server's headers (lang/remote.go):
-// the headers mcpform sets itself, and credentials, by name or by value.
-var (
-	reservedHeaders = []string{
-		"Accept", "Authorization", "Content-Length", "Content-Type", "Host", "Last-Event-ID",
-		"MCP-Protocol-Version", "Mcp-Method", "Mcp-Name", "Mcp-Session-Id",
-	}
-	credentialHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization"}
-	credentialWords   = []string{"token", "secret", "key", "password", "auth"}
-	tokenPrefixes     = []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "xoxb-", "xoxp-", "glpat-", "AKIA", "eyJ"}
-)
-
-// isLoopback reports whether host (lower case, without brackets or port)
-// is localhost or a loopback address, as lang allows http to.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// isToken reports whether s is an RFC 9110 token, as a header name must be.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
-}
-
-func containsWord(lower string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(lower, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// looksLikeCredential is lang's test of a header value: a Bearer or Basic
-// value, a well-known service's token, or a long opaque string.
-func looksLikeCredential(v string) bool {
-	lower := strings.ToLower(v)
-	if strings.HasPrefix(lower, "bearer ") || strings.HasPrefix(lower, "basic ") {
-		return true
-	}
-	if len(v) < 20 || strings.ContainsAny(v, " \t") {
-		return false
-	}
-	for _, p := range tokenPrefixes {
-		if strings.HasPrefix(v, p) {
-			return true
-		}
-	}
-	letters, digits := false, false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-			letters = true
-		case '0' <= c && c <= '9':
-			digits = true
-		case strings.IndexByte("+/=_-", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return letters && digits
-}
-
-// looksLikeToken is lang's test of a bearer_env that is rather a token.
-func looksLikeToken(v string) bool {
-	for _, p := range tokenPrefixes {
-		if len(v) >= 20 && strings.HasPrefix(v, p) {
-			return true
-		}
-	}
-	if len(v) < 32 {
-		return false
-	}
-	return strings.ContainsAny(v, "abcdefghijklmnopqrstuvwxyz") && strings.ContainsAny(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") && strings.ContainsAny(v, "0123456789")
 }
 
 // andList joins "a", "a and b", "a, b and c".

@@ -457,7 +457,7 @@ func FuzzImportRemote(f *testing.F) {
 		cfg := loadImported(t, res.HCL)
 		for _, s := range cfg.Servers {
 			for _, v := range s.Headers {
-				if looksLikeCredential(v) {
+				if lang.LooksLikeCredential(v) {
 					t.Fatalf("a credential in headers:\n%s", res.HCL)
 				}
 			}

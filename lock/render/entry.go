@@ -40,18 +40,6 @@ func Entry(w io.Writer, name string, e *lock.Entry) {
 		}
 	} else {
 		fmt.Fprintf(w, "  command      %s\n", Command(e.Command))
-		if e.Mcpform != nil && e.Mcpform.Pins != nil {
-			// What run checks before each start: the files behind the
-			// command, by digest.
-			for _, f := range []struct {
-				label string
-				pin   *lock.FilePin
-			}{{"executable", e.Mcpform.Pins.Executable}, {"script    ", e.Mcpform.Pins.Script}} {
-				if f.pin != nil {
-					fmt.Fprintf(w, "  %s   %s (sha256 %s)\n", f.label, escape.String(f.pin.Path), f.pin.SHA256)
-				}
-			}
-		}
 	}
 	if len(e.EnvPassthrough) > 0 {
 		fmt.Fprintf(w, "  env          %s\n", strings.Join(e.EnvPassthrough, ", "))

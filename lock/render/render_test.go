@@ -43,35 +43,6 @@ func TestEntryEscapes(t *testing.T) {
 	}
 }
 
-// TestEntryPins: show prints the files run checks before each start, with
-// their full digests, and a path escaped.
-func TestEntryPins(t *testing.T) {
-	sum := strings.Repeat("ab", 32)
-	e := &lock.Entry{Command: []string{"node", "server/index.js"}, EnvPassthrough: []string{}, ProtocolVersion: "2025-11-25",
-		ServerInfo: json.RawMessage(`{"name":"s","version":"1"}`),
-		Mcpform: &lock.Settings{Pins: &lock.Pins{Executable: &lock.FilePin{Path: "/usr/bin/node", SHA256: sum},
-			Script: &lock.FilePin{Path: "server/index\u202e.js", SHA256: sum}}}}
-	e.Digests.Surface = "sha256:00"
-	var b bytes.Buffer
-	Entry(&b, "s", e)
-	want := `server "s"
-  command      node server/index.js
-  executable   /usr/bin/node (sha256 ` + sum + `)
-  script       server/index\u202e.js (sha256 ` + sum + `)
-  server       s 1
-`
-	if !strings.HasPrefix(b.String(), want) {
-		t.Errorf("got:\n%s\nwant it to start with:\n%s", b.String(), want)
-	}
-	// Without pins (a lock from before them), no such lines.
-	e.Mcpform = nil
-	b.Reset()
-	Entry(&b, "s", e)
-	if strings.Contains(b.String(), "executable") {
-		t.Errorf("an entry without pins shows:\n%s", b.String())
-	}
-}
-
 // TestVerify: the text report, its summary for each outcome, and the JSON
 // form, with an item key the server chose escaped in the text.
 func TestVerify(t *testing.T) {

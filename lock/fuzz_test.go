@@ -72,6 +72,12 @@ func FuzzParse(f *testing.F) {
 	if data, err := Marshal(pf); err == nil {
 		f.Add(data)
 	}
+	// An npm record (mcpform.npm) beside node's pin, and one with a
+	// lockfile path out of the lock's directory.
+	if data, err := Marshal(npmFile(f)); err == nil {
+		f.Add(data)
+		f.Add(bytes.Replace(data, []byte(`".mcpform/npm/`), []byte(`"../npm/`), 1))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lf, err := Parse(data)
 		if err != nil {

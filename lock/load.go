@@ -313,6 +313,9 @@ func parseSurface(m map[string]json.RawMessage, e *Entry) (*Entry, error) {
 		if e.Remote != nil && e.Mcpform.Pins != nil {
 			return nil, fmt.Errorf("mcpform.pins is set on a remote server: pins name the files a command starts")
 		}
+		if e.Remote != nil && e.Mcpform.NPM != nil {
+			return nil, fmt.Errorf("mcpform.npm is set on a remote server: it pins the package a command runs")
+		}
 		if limits != nil {
 			// mcpform's own part of the sandbox policy, kept under its key
 			// so that other readers of the format can ignore it.
@@ -546,13 +549,20 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
 		// Pins shadows Settings.Pins: json.Unmarshal matches keys
 		// regardless of case, and parsePins checks them exactly.
 		Pins json.RawMessage `json:"pins"`
+		NPM  json.RawMessage `json:"npm"`
 	}
-	if err := strictDecode(raw, &doc, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "sandboxLimits"}); err != nil {
+	if err := strictDecode(raw, &doc, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "npm", "sandboxLimits"}); err != nil {
 		return nil, nil, err
 	}
 	if doc.Pins != nil {
 		var err error
 		if doc.Settings.Pins, err = parsePins(doc.Pins); err != nil {
+			return nil, nil, err
+		}
+	}
+	if doc.NPM != nil {
+		var err error
+		if doc.Settings.NPM, err = parseNPM(doc.NPM); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -590,6 +600,75 @@ func parsePins(raw json.RawMessage) (*Pins, error) {
 		}
 	}
 	return p, nil
+}
+
+// sriSHA512 is an SRI sha512 digest, as npm's registry gives it.
+var sriSHA512 = regexp.MustCompile(`^sha512-[A-Za-z0-9+/]{86}==$`)
+
+// npmName is a package name npm would publish (lowercase, URL-safe, an
+// optional scope); pins/npm checks the full rules when it installs.
+var npmName = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
+
+// parseNPM decodes mcpform.npm: every key but installScripts is required,
+// keys are matched exactly, and any other is refused. The lockfile's path
+// must stay inside the lock's directory.
+func parseNPM(raw json.RawMessage) (*NPM, error) {
+	const what = "mcpform.npm"
+	m, err := object(raw, []string{"package", "version", "integrity", "registry", "lockfile", "bin", "installScripts"}, what)
+	if err != nil {
+		return nil, err
+	}
+	n := &NPM{}
+	for _, k := range []struct {
+		key string
+		to  *string
+	}{{"package", &n.Package}, {"version", &n.Version}, {"integrity", &n.Integrity}, {"registry", &n.Registry}, {"bin", &n.Bin}} {
+		v, ok := m[k.key]
+		if !ok {
+			return nil, fmt.Errorf("%s.%s is missing", what, k.key)
+		}
+		if err := json.Unmarshal(v, k.to); err != nil || bytes.TrimSpace(v)[0] != '"' {
+			return nil, fmt.Errorf("%s.%s is not a string", what, k.key)
+		}
+	}
+	lf, ok := m["lockfile"]
+	if !ok {
+		return nil, fmt.Errorf("%s.lockfile is missing", what)
+	}
+	p, err := parseFilePin(lf, what+".lockfile")
+	if err != nil {
+		return nil, err
+	}
+	n.Lockfile = *p
+	if s, ok := m["installScripts"]; ok {
+		if err := json.Unmarshal(s, &n.InstallScripts); err != nil || bytes.TrimSpace(s)[0] != '[' {
+			return nil, fmt.Errorf("%s.installScripts is not a list of strings", what)
+		}
+		if len(n.InstallScripts) == 0 {
+			return nil, fmt.Errorf("%s.installScripts is empty; an empty list is left out", what)
+		}
+		for _, s := range n.InstallScripts {
+			if !strings.HasPrefix(s, "node_modules/") || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+				return nil, fmt.Errorf("%s.installScripts holds %q, not a lockfile path (node_modules/…)", what, s)
+			}
+		}
+	}
+	bad := func(s string) bool { return strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || r == 0x7f }) }
+	switch {
+	case !npmName.MatchString(n.Package) || len(n.Package) > 214:
+		return nil, fmt.Errorf("%s.package %q is not an npm package name", what, n.Package)
+	case n.Version == "" || bad(n.Version) || len(n.Version) > 256:
+		return nil, fmt.Errorf("%s.version %q is not an exact version", what, n.Version)
+	case !sriSHA512.MatchString(n.Integrity):
+		return nil, fmt.Errorf("%s.integrity %q is not an SRI sha512 digest (sha512-…)", what, n.Integrity)
+	case !(strings.HasPrefix(n.Registry, "https://") || strings.HasPrefix(n.Registry, "http://")) || !strings.HasSuffix(n.Registry, "/") || bad(n.Registry):
+		return nil, fmt.Errorf("%s.registry %q is not an http(s) URL ending in /", what, n.Registry)
+	case n.Bin == "" || bad(n.Bin) || strings.HasPrefix(n.Bin, "/") || slices.Contains(strings.Split(n.Bin, "/"), ".."):
+		return nil, fmt.Errorf("%s.bin %q is not a path inside the package", what, n.Bin)
+	case strings.HasPrefix(n.Lockfile.Path, "/") || strings.Contains(n.Lockfile.Path, `\`) || slices.Contains(strings.Split(n.Lockfile.Path, "/"), ".."):
+		return nil, fmt.Errorf("%s.lockfile.path %q is not a relative path inside the lock's directory", what, n.Lockfile.Path)
+	}
+	return n, nil
 }
 
 func parseFilePin(raw json.RawMessage, what string) (*FilePin, error) {

@@ -157,6 +157,34 @@ type Settings struct {
 	// that run starts only the code plan saw (package pins); nil for a
 	// remote server and for an entry locked before pins existed.
 	Pins *Pins `json:"pins,omitempty"`
+	// NPM pins the whole tree of an npm package runner's server (npx,
+	// npm exec, pnpm dlx, bunx): run starts its bin with node from an
+	// installed copy of that tree, never the runner. nil for any other
+	// server and for an entry locked before npm trees were pinned.
+	NPM *NPM `json:"npm,omitempty"`
+}
+
+// NPM is what an entry pins of an npm package and its dependency tree
+// (package pins/npm): the exact package, its tarball's integrity, and the
+// tree by the digest of a lockfile stored beside the lock.
+type NPM struct {
+	Package string `json:"package"`
+	Version string `json:"version"`
+	// Integrity is the package tarball's SRI sha512 from the registry.
+	Integrity string `json:"integrity"`
+	// Registry is the registry URL every package of the tree comes from
+	// (http or https, ending in "/").
+	Registry string `json:"registry"`
+	// Lockfile is the tree's package-lock.json (v3, RFC 8785 canonical),
+	// by path relative to the lock's directory and SHA-256; run installs
+	// exactly it and names the cache entry by its digest.
+	Lockfile FilePin `json:"lockfile"`
+	// Bin is the file inside the package that run starts with node
+	// ("dist/index.js").
+	Bin string `json:"bin"`
+	// InstallScripts are the lockfile paths of the tree's packages that
+	// have install scripts, which are never run; empty is left out.
+	InstallScripts []string `json:"installScripts,omitempty"`
 }
 
 // Pins are what an entry pins of the code behind its command: the surface

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -549,7 +550,7 @@ func (h *httpLines) do(ctx context.Context, newReq func() (*http.Request, error)
 		}
 		resp, err := h.client.Do(req)
 		if err != nil {
-			return nil, nil, fmt.Errorf("the request failed: %w", err)
+			return nil, nil, reachError(h.endpoint, err)
 		}
 		return req, resp, nil
 	}
@@ -562,6 +563,34 @@ func (h *httpLines) do(ctx context.Context, newReq func() (*http.Request, error)
 	}
 	_, resp, err = send()
 	return resp, err
+}
+
+// reachError says why a request to the server at u got no answer, in
+// words a user can act on: the name does not resolve, nothing listens,
+// the TLS certificate is not valid, no answer in time; else the cause as
+// the HTTP client gave it (a refused redirect, a refused address).
+func reachError(u *url.URL, err error) error {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var netErr net.Error
+	why := ""
+	switch {
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		why = fmt.Sprintf("the host name %s does not resolve", escape.String(u.Hostname()))
+	case errors.Is(err, syscall.ECONNREFUSED):
+		why = "nothing listens there (connection refused): is the server running?"
+	case errors.As(err, &certErr):
+		why = "its TLS certificate is not valid for it: " + escape.String(certErr.Err.Error())
+	case errors.As(err, &netErr) && netErr.Timeout():
+		why = "no answer in time"
+	default:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		why = escape.String(err.Error())
+	}
+	return fmt.Errorf("cannot reach %s: %s; check the server's url in mcp.hcl", escape.String(origin(u)), why)
 }
 
 // insufficientScope reports whether resp is a 403 that asks for more
@@ -903,6 +932,21 @@ const (
 type TransportError struct{ Msg string }
 
 func (e *TransportError) Error() string { return e.Msg }
+
+// AsTransportError returns the TransportError in err: a probe's, or the
+// error answer httpLines gave a request (code -32099) when the server's
+// answer was not one; nil for anything the server itself answered.
+func AsTransportError(err error) *TransportError {
+	var te *TransportError
+	if errors.As(err, &te) {
+		return te
+	}
+	var rpcErr *RPCError
+	if errors.As(err, &rpcErr) && rpcErr.Code == codeTransport {
+		return &TransportError{Msg: rpcErr.Message}
+	}
+	return nil
+}
 
 // fail answers the request id with a transport error (nothing when id is
 // nil: a notification has no answer to carry it).

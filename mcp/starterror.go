@@ -45,6 +45,10 @@ type StartError struct {
 	// pinned files are not the locked ones): nothing ran, so there is no
 	// environment, hint or stderr to tell.
 	Refused bool
+	// Unreachable is set for a remote server that mcpform could not reach
+	// (or whose credentials it refused): no process, environment or
+	// stderr either.
+	Unreachable bool
 }
 
 func (e *StartError) Error() string { return e.Summary() + e.stderrTail() }
@@ -65,6 +69,8 @@ func (e *StartError) Reason() string {
 	switch {
 	case e.Refused:
 		return "mcpform refused to start it: " + errText(e.Err)
+	case e.Unreachable:
+		return fmt.Sprintf("mcpform could not reach it for %s: %s", e.Stage, errText(e.Err))
 	case e.Stage == "start" || e.Stage == "":
 		return "it could not be run: " + errText(e.Err)
 	case e.Exited:
@@ -93,7 +99,7 @@ func (e *StartError) Details() string { return e.environment() + e.stderrTail() 
 
 // environment is the lines of the environment names and the hint.
 func (e *StartError) environment() string {
-	if e.Refused {
+	if e.Refused || e.Unreachable {
 		return ""
 	}
 	var b strings.Builder
@@ -113,7 +119,7 @@ func (e *StartError) environment() string {
 // stderrTail is the lines of the server's stderr tail, escaped, or that it
 // was empty.
 func (e *StartError) stderrTail() string {
-	if e.Refused {
+	if e.Refused || e.Unreachable {
 		return ""
 	}
 	var b strings.Builder

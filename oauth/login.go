@@ -121,8 +121,17 @@ func Login(ctx context.Context, cfg LoginConfig) (*Record, error) {
 	w := &watch{OAuthHandler: h}
 	_, probeErr := mcp.Probe(ctx, mcp.ServerSpec{Name: cfg.Name, URL: cfg.URL, Headers: cfg.Headers, OAuth: w, Timeout: cfg.Timeout})
 	if got.token == nil {
-		if w.err != nil {
+		var own *shownError
+		switch {
+		case w.err != nil && errors.As(w.err, &own):
+			return nil, fmt.Errorf("authorizing mcpform: %w", own)
+		case w.err != nil:
+			// The SDK's words, which may carry the server's.
 			return nil, fmt.Errorf("authorizing mcpform: %s", escape.String(w.err.Error()))
+		}
+		var pe *mcp.ProbeError
+		if errors.As(probeErr, &pe) {
+			return nil, pe.Err // the name and the probe are login's own news
 		}
 		if probeErr != nil {
 			return nil, probeErr
@@ -221,7 +230,7 @@ func (cb *callback) fetch(ctx context.Context, cfg LoginConfig, authURL string) 
 		return nil, err
 	}
 	if cfg.Out != nil {
-		fmt.Fprintf(cfg.Out, "To authorize mcpform for %s, open this URL in a browser:\n\n    %s\n\nWaiting for the authorization server's answer on %s ...\n", cfg.Name, escape.String(authURL), cb.redirect)
+		fmt.Fprintf(cfg.Out, "To authorize mcpform for %s, open this URL in a browser:\n\n    %s\n\nWaiting up to %v for the browser to come back to %s (Ctrl-C cancels) ...\n", cfg.Name, escape.String(authURL), cfg.Timeout.Round(time.Second), cb.redirect)
 	}
 	if cfg.Open != nil {
 		if err := cfg.Open(authURL); err != nil && cfg.Out != nil {
@@ -230,18 +239,27 @@ func (cb *callback) fetch(ctx context.Context, cfg LoginConfig, authURL string) 
 	}
 	select {
 	case <-ctx.Done():
-		return nil, fmt.Errorf("no answer from the authorization server: %w", ctx.Err())
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, &shownError{fmt.Sprintf("no answer from the authorization server within %v: run mcpform login again, and finish in the browser", cfg.Timeout)}
+		}
+		return nil, &shownError{"login cancelled"}
 	case q := <-cb.got:
 		if e := q.Get("error"); e != "" {
 			why := e
 			if d := q.Get("error_description"); d != "" {
 				why += ": " + d
 			}
-			return nil, fmt.Errorf("the authorization server refused: %s", escape.String(why))
+			return nil, &shownError{"the authorization server refused: " + escape.String(why)}
 		}
 		return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 	}
 }
+
+// shownError is an error of login's own whose text is escaped already
+// (what the server sent in it), so that it is not escaped twice.
+type shownError struct{ msg string }
+
+func (e *shownError) Error() string { return e.msg }
 
 // checkAuthURL refuses to show an authorization URL that is not https (or
 // http to a loopback address): the metadata that names it is the
@@ -251,7 +269,7 @@ func checkAuthURL(s string) error {
 	if err == nil && u.Host != "" && (u.Scheme == "https" || (u.Scheme == "http" && loopback(u.Hostname()))) {
 		return nil
 	}
-	return fmt.Errorf("the authorization endpoint %q is not an https URL: refused", escape.String(s))
+	return &shownError{fmt.Sprintf("the authorization endpoint %q is not an https URL: refused", escape.String(s))}
 }
 
 func loopback(host string) bool {

@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"context"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,7 +14,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/audit"
+	"github.com/mcpform/mcpform/surface"
 )
 
 // A client's cancellation of a call to a 2026-07-28 remote server is the
@@ -65,5 +71,49 @@ func TestRemoteModernCancelClosesStream(t *testing.T) {
 	}
 	if strings.Contains(r.out.String(), `"text":"finished"`) {
 		t.Errorf("the cancelled call was answered with its result:\n%s", r.out.String())
+	}
+}
+
+// A remote server that cannot be reached when run starts did not start:
+// the client is told mcpform could not reach it, and why, not that it
+// drifted (a quarantine would send the user to plan and apply a
+// surface that never changed).
+func TestRemoteUnreachableIsNoDrift(t *testing.T) {
+	srv := newStatefulRemote(t)
+	s, err := mcp.Probe(context.Background(), mcp.ServerSpec{Name: "remote", URL: srv.url, Era: mcp.EraLegacy, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := surface.Entry(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String() + "/mcp"
+	l.Close() // nothing listens there now
+	e.Remote = &lock.Remote{URL: down, Transport: lock.TransportStreamableHTTP}
+	log, err := audit.Open(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	inR, inW := io.Pipe()
+	r := &remoteRun{t: t, in: inW, out: &syncBuffer{}, stderr: &syncBuffer{}}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Options{Name: "remote", Entry: e, Stdin: inR, Stdout: r.out, Stderr: r.stderr, Audit: log, Session: "s", StartTimeout: 5 * time.Second, DrainTimeout: time.Second})
+	}()
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	got := r.answer("1")
+	inW.Close()
+	<-done
+	if strings.Contains(got, "quarantined") || strings.Contains(got, "mcpform apply") {
+		t.Errorf("an unreachable server was taken for drift: %s", got)
+	}
+	if !strings.Contains(got, "could not reach it") || !strings.Contains(got, "connection refused") {
+		t.Errorf("the client is not told the server could not be reached, and why: %s", got)
 	}
 }

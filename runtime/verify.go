@@ -101,6 +101,11 @@ func (p *proxy) verifyHandshake(ctx context.Context) {
 		case isTimeout(err):
 			p.failStart(stage, false)
 			return
+		case p.entry.Remote != nil && mcp.AsTransportError(err) != nil:
+			// Not the server's answer (it is down, or refused mcpform's
+			// credentials): nothing to compare with the lock.
+			p.reportStartFailure(&mcp.StartError{Server: p.name, Stage: stage, Err: mcp.AsTransportError(err), Unreachable: true})
+			return
 		}
 		era := "the initialize handshake (legacy)"
 		if p.modernUp {
@@ -205,6 +210,8 @@ func startMessage(se *mcp.StartError) string { return "mcpform: " + se.Error() }
 // outcomeOf is the start-failed record's outcome.
 func outcomeOf(se *mcp.StartError) string {
 	switch {
+	case se.Unreachable:
+		return "unreachable"
 	case se.Stage == "start":
 		return "not run"
 	case se.Exited:

@@ -34,7 +34,18 @@ func Entry(w io.Writer, name string, e *lock.Entry) {
 		fmt.Fprintf(w, "  url          %s (%s)\n", escape.String(r.URL), r.Transport)
 		switch {
 		case r.Auth != nil && r.Auth.OAuth:
-			fmt.Fprintf(w, "  auth         oauth, scopes %s\n", escape.String(strings.Join(r.Auth.Scopes, " ")))
+			scopes := "the server's default scopes"
+			if len(r.Auth.Scopes) > 0 {
+				scopes = "scopes " + escape.String(strings.Join(r.Auth.Scopes, " "))
+			}
+			fmt.Fprintf(w, "  auth         oauth, %s\n", scopes)
+			if len(r.Auth.Issuers) > 0 {
+				quoted := make([]string, len(r.Auth.Issuers))
+				for i, is := range r.Auth.Issuers {
+					quoted[i] = escape.String(is)
+				}
+				fmt.Fprintf(w, "  issuers      %s (resource %s)\n", strings.Join(quoted, ", "), escape.String(r.Auth.Resource))
+			}
 		case r.Auth != nil:
 			fmt.Fprintf(w, "  auth         bearer token from %s\n", r.Auth.BearerEnv)
 		}

@@ -104,3 +104,28 @@ func TestVerify(t *testing.T) {
 		t.Error("the JSON form has DidNotStart: the error says it")
 	}
 }
+
+// An OAuth server's entry shows the scopes it asked for (or that it took
+// the server's default) and the authorization servers the lock pins,
+// escaped: they are the server's word.
+func TestEntryOAuth(t *testing.T) {
+	e := &lock.Entry{ProtocolVersion: "2025-11-25", ServerInfo: json.RawMessage(`{"name":"gh","version":"1"}`),
+		Remote: &lock.Remote{URL: "https://mcp.example.com/mcp", Transport: lock.TransportStreamableHTTP,
+			Auth: &lock.RemoteAuth{OAuth: true, Resource: "https://mcp.example.com/mcp", Issuers: []string{"https://auth.example.com", "https://evil\u202e.example"}}}}
+	var b bytes.Buffer
+	Entry(&b, "gh", e)
+	for _, want := range []string{
+		"  auth         oauth, the server's default scopes\n",
+		`  issuers      https://auth.example.com, https://evil\u202e.example (resource https://mcp.example.com/mcp)` + "\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("show lacks %q:\n%s", want, b.String())
+		}
+	}
+	e.Remote.Auth.Scopes = []string{"repo:read"}
+	b.Reset()
+	Entry(&b, "gh", e)
+	if !strings.Contains(b.String(), "oauth, scopes repo:read\n") {
+		t.Errorf("show lacks the scopes:\n%s", b.String())
+	}
+}

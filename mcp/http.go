@@ -94,11 +94,14 @@ type httpLines struct {
 	// id; cancelled the ids cancelled so, whose end is not answered.
 	streams   sync.Map
 	cancelled sync.Map
+	modern    atomic.Bool // a 2026-07-28 request has been sent
 
-	// token is the OAuth access token last sent, which redact hides.
-	token atomic.Pointer[string]
+	// tokens are the OAuth access tokens sent (the last maxTokens),
+	// which redact hides in whatever comes back.
+	tokens atomic.Pointer[[]string]
 
 	mu      sync.Mutex
+	closing bool   // Close has begun: no goroutine is counted in wg any more
 	session string // Mcp-Session-Id (legacy eras)
 	version string // the negotiated legacy version, for MCP-Protocol-Version
 
@@ -159,7 +162,7 @@ func HTTPClient(u *url.URL) *http.Client { return newHTTPClient(u) }
 // within the origin asked for, and no connection to an address more
 // private than u's own host.
 func newHTTPClient(u *url.URL) *http.Client {
-	allowPrivate := hostIsPrivate(u.Hostname())
+	allowed := hostPrivacy(u.Hostname())
 	dialer := &net.Dialer{
 		Timeout: HTTPHeaderTimeout,
 		Control: func(_, address string, _ syscall.RawConn) error {
@@ -171,8 +174,8 @@ func newHTTPClient(u *url.URL) *http.Client {
 			if err != nil {
 				return fmt.Errorf("mcpform dials addresses only, not %q", escape.String(host))
 			}
-			if !allowPrivate && isPrivate(ip) {
-				return fmt.Errorf("%s resolved to %s, a loopback, private or link-local address: mcpform connects there only when the configured url names such an address", escape.String(u.Hostname()), ip)
+			if privacy(ip) > allowed {
+				return fmt.Errorf("%s resolved to %s, a %s address: mcpform connects to no address more private than the configured url's own (%s)", escape.String(u.Hostname()), ip, privacyNames[privacy(ip)], privacyNames[allowed])
 			}
 			return nil
 		},
@@ -217,36 +220,71 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
-// hostIsPrivate reports whether a configured host names a loopback,
-// private or link-local address (or is localhost).
-func hostIsPrivate(host string) bool {
+// How far inside an address leads, in order: an address of a rank is
+// dialled only for a server whose configured host ranks as high (a
+// server on a LAN address may hand out another LAN address, never
+// loopback or the link-local metadata service).
+const (
+	public    = iota
+	lan       // RFC 1918, unique local and site-local IPv6, and the IPv6 forms that may carry any of them
+	linkLocal // link-local, carrier-grade NAT (where cloud metadata services live too), "this network", unspecified
+	loopback
+)
+
+var privacyNames = [...]string{public: "public", lan: "private", linkLocal: "link-local", loopback: "loopback"}
+
+// hostPrivacy is the rank of a configured host: localhost is loopback,
+// an address literal its own rank, a DNS name public (what it resolves
+// to is checked when dialling).
+func hostPrivacy(host string) int {
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
+		return loopback
 	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && isPrivate(ip)
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return privacy(ip)
+	}
+	return public
 }
 
-func isPrivate(ip netip.Addr) bool {
+// hostIsPrivate reports whether a configured host names a loopback,
+// private or link-local address (or is localhost).
+func hostIsPrivate(host string) bool { return hostPrivacy(host) > public }
+
+func privacy(ip netip.Addr) int {
 	ip = ip.Unmap()
-	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
-		return true
+	switch {
+	case ip.IsLoopback():
+		return loopback
+	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified():
+		return linkLocal
+	case ip.IsPrivate():
+		return lan
+	}
+	for _, p := range linkLocalPrefixes {
+		if p.Contains(ip) {
+			return linkLocal
+		}
 	}
 	for _, p := range privatePrefixes {
 		if p.Contains(ip) {
-			return true
+			return lan
 		}
 	}
-	return false
+	return public
+}
+
+// linkLocalPrefixes are the ranges netip does not call link-local that
+// lead to the machine's own network services: "this network" and
+// carrier-grade NAT, where cloud metadata services live too.
+var linkLocalPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
 }
 
 // privatePrefixes are the ranges netip does not call private that still
-// lead inside: "this network", carrier-grade NAT (where cloud metadata
-// services live too), site-local IPv6, and the IPv6 forms that carry an
-// IPv4 address (NAT64, 6to4), which may carry a private one.
+// lead inside: site-local IPv6, and the IPv6 forms that carry an IPv4
+// address (NAT64, 6to4), which may carry a private one.
 var privatePrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("fec0::/10"),
 	netip.MustParsePrefix("64:ff9b::/96"),
 	netip.MustParsePrefix("64:ff9b:1::/48"),
@@ -287,8 +325,12 @@ func (h *httpLines) Write(b []byte) (int, error) {
 		if v, _ := jsonString(jsonscan.Find(jsonscan.Find(params, "_meta"), MetaProtocolVersion)); v != "" && !isLegacyVersion(v) {
 			key = string(bytes.TrimSpace(jsonscan.Find(body, "id")))
 			h.streams.Store(key, cancel)
+			h.modern.Store(true)
 		}
-		h.wg.Add(1)
+		if !h.count() {
+			cancel()
+			return 0, io.ErrClosedPipe
+		}
 		go func() {
 			defer h.wg.Done()
 			defer cancel()
@@ -314,10 +356,25 @@ func (h *httpLines) cancelStream(line []byte) bool {
 	key := string(bytes.TrimSpace(jsonscan.Find(jsonscan.Find(line, "params"), "requestId")))
 	cancel, ok := h.streams.LoadAndDelete(key)
 	if !ok {
-		return false
+		// A request that has ended already: a 2026-07-28 connection has
+		// no notification to post for it.
+		return h.modern.Load()
 	}
 	h.cancelled.Store(key, true)
 	cancel.(context.CancelFunc)()
+	return true
+}
+
+// count counts a goroutine of the connection in h.wg, unless Close has
+// begun (Close waits for those counted, and a count added while it waits
+// would race with the wait).
+func (h *httpLines) count() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.wg.Add(1)
 	return true
 }
 
@@ -339,6 +396,9 @@ func (h *httpLines) Close() error {
 		}
 		cancel()
 	}
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
 	h.cancel()
 	done := make(chan struct{})
 	go func() { h.wg.Wait(); close(done) }()
@@ -624,17 +684,47 @@ func (h *httpLines) authorize(ctx context.Context, req *http.Request) error {
 	if ts == nil {
 		return nil
 	}
-	tok, err := ts.Token()
+	tok, err := tokenBy(ctx, ts)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
 			return nil
 		}
+		if errors.As(err, &re) {
+			// Never the body: an error page may echo the request's
+			// form, refresh token and client secret included.
+			why := "HTTP " + strconv.Itoa(re.Response.StatusCode)
+			if re.ErrorCode != "" {
+				why += ", error " + strconv.Quote(escape.String(re.ErrorCode))
+			}
+			return fmt.Errorf("the authorization server refused to refresh the OAuth token (%s)", why)
+		}
 		return fmt.Errorf("refreshing the OAuth token: %s", escape.String(err.Error()))
 	}
-	h.token.Store(&tok.AccessToken)
+	h.sent(tok.AccessToken)
 	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	return nil
+}
+
+// tokenBy is ts.Token within ctx: a token source that refreshes asks the
+// authorization server, which may stall, and the request must not wait
+// past its own deadline (the refresh goes on, bounded by its own).
+func tokenBy(ctx context.Context, ts oauth2.TokenSource) (*oauth2.Token, error) {
+	type result struct {
+		tok *oauth2.Token
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		tok, err := ts.Token()
+		done <- result{tok, err}
+	}()
+	select {
+	case r := <-done:
+		return r.tok, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("no OAuth token in time: the authorization server did not answer the refresh (%w)", ctx.Err())
+	}
 }
 
 func (h *httpLines) authHint(resp *http.Response) string {
@@ -912,9 +1002,10 @@ func (h *httpLines) emit(msg []byte) {
 		b.WriteString(strings.NewReplacer("\n", " ", "\r", " ").Replace(string(msg)))
 	}
 	b.WriteByte('\n')
+	line := h.redact(b.Bytes())
 	h.wmu.Lock()
 	defer h.wmu.Unlock()
-	h.w.Write(b.Bytes())
+	h.w.Write(line)
 }
 
 // Codes of the errors httpLines answers a request with when the server's
@@ -974,10 +1065,34 @@ func (h *httpLines) redact(b []byte) []byte {
 	if h.bearer != "" {
 		b = bytes.ReplaceAll(b, []byte(h.bearer), []byte("[the bearer token]"))
 	}
-	if t := h.token.Load(); t != nil && *t != "" {
-		b = bytes.ReplaceAll(b, []byte(*t), []byte("[the OAuth token]"))
+	if ts := h.tokens.Load(); ts != nil {
+		for _, t := range *ts {
+			b = bytes.ReplaceAll(b, []byte(t), []byte("[the OAuth token]"))
+		}
 	}
 	return b
+}
+
+// maxTokens is how many of the access tokens sent the connection keeps
+// to redact: the current one and those it replaced, which a server may
+// still echo.
+const maxTokens = 8
+
+// sent notes t as an access token sent, for redact.
+func (h *httpLines) sent(t string) {
+	old := h.tokens.Load()
+	if old != nil && len(*old) > 0 && (*old)[len(*old)-1] == t {
+		return
+	}
+	var ts []string
+	if old != nil {
+		ts = append(ts, *old...)
+	}
+	ts = append(ts, t)
+	if len(ts) > maxTokens {
+		ts = ts[len(ts)-maxTokens:]
+	}
+	h.tokens.Store(&ts)
 }
 
 // answers reports whether msg is a response to id.

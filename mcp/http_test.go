@@ -188,8 +188,14 @@ func TestHTTPClientRefusesPrivateAddresses(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer ts.Close()
 	public, _ := url.Parse("https://mcp.example.com/mcp")
-	if _, err := newHTTPClient(public).Get(ts.URL); err == nil || !strings.Contains(err.Error(), "loopback, private or link-local") {
+	if _, err := newHTTPClient(public).Get(ts.URL); err == nil || !strings.Contains(err.Error(), "a loopback address: mcpform connects to no address more private") {
 		t.Errorf("a client for a public URL reached %s: %v", ts.URL, err)
+	}
+	// A server on a LAN address is no loopback one: what it hands out
+	// (metadata, authorization servers) may not lead to loopback either.
+	lan, _ := url.Parse("https://10.0.0.5/mcp")
+	if _, err := HTTPClient(lan).Get(ts.URL); err == nil || !strings.Contains(err.Error(), "more private than the configured url's own (private)") {
+		t.Errorf("a client for a server at 10.0.0.5 reached the loopback address %s: %v", ts.URL, err)
 	}
 	loopback, _ := url.Parse(ts.URL)
 	resp, err := newHTTPClient(loopback).Get(ts.URL)

@@ -538,16 +538,22 @@ func (p *prober) list(ctx context.Context, s *Surface) error {
 	return nil
 }
 
-// withoutBadHeaders leaves out the tools whose x-mcp-header annotations
-// are invalid, as the HTTP transport says a client must, and tells
-// OnReject of each.
+// withoutBadHeaders is WithoutBadParamHeaders telling OnReject.
 func (p *prober) withoutBadHeaders(tools []json.RawMessage) []json.RawMessage {
+	return WithoutBadParamHeaders(tools, p.spec.OnReject)
+}
+
+// WithoutBadParamHeaders leaves out of a remote server's tools those
+// whose x-mcp-header annotations are invalid, as the HTTP transport says
+// a client must, and tells reject (when set) of each. The probe and run's
+// checks of the live surface both do, so that run sees what plan locked.
+func WithoutBadParamHeaders(tools []json.RawMessage, reject func(tool string, why error)) []json.RawMessage {
 	kept := tools[:0:0]
 	for _, t := range tools {
 		if _, err := ParamHeaders(jsonscan.Find(t, "inputSchema")); err != nil {
-			if p.spec.OnReject != nil {
+			if reject != nil {
 				name, _ := jsonString(jsonscan.Find(t, "name"))
-				p.spec.OnReject(name, err)
+				reject(name, err)
 			}
 			continue
 		}

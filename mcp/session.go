@@ -88,7 +88,10 @@ func (h *httpLines) startListen() {
 	}
 	h.renew.stopListen = cancel
 	h.mu.Unlock()
-	h.wg.Add(1)
+	if !h.count() {
+		cancel()
+		return
+	}
 	go func() {
 		defer h.wg.Done()
 		defer cancel()

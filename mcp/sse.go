@@ -241,7 +241,11 @@ func (h *httpLines) openSSE(ctx context.Context) (*url.URL, error) {
 		return fail(fmt.Errorf("the server refused initialize's POST (Streamable HTTP), and its GET for an HTTP+SSE stream answered %s: check the server's url", what))
 	}
 	endpoint := make(chan sseResult, 1)
-	h.wg.Add(1)
+	if !h.count() {
+		resp.Body.Close()
+		cancel()
+		return fail(io.ErrClosedPipe)
+	}
 	go func() {
 		defer h.wg.Done()
 		defer resp.Body.Close()

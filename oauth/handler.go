@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
@@ -25,10 +26,19 @@ type Stored struct {
 	store  Store
 	client *http.Client
 
+	// issuers are the authorization servers the lock names (ForRun): a
+	// login made since that is from another is not taken up. nil takes
+	// any (plan and verify check the issuer themselves).
+	issuers []string
+
 	mu     sync.Mutex
 	rec    *Record
 	source oauth2.TokenSource
 }
+
+// refreshTimeout bounds one refresh at the token endpoint (its answer's
+// body included: x/oauth2 sets no deadline of its own).
+const refreshTimeout = 30 * time.Second
 
 // LoginError is a server that needs `mcpform login NAME`.
 type LoginError struct {
@@ -50,7 +60,9 @@ func NewStored(name, url string, store Store, client *http.Client) (*Stored, err
 	if err != nil {
 		return nil, err
 	}
-	s := &Stored{name: name, store: store, client: client}
+	bounded := *client
+	bounded.Timeout = refreshTimeout
+	s := &Stored{name: name, store: store, client: &bounded}
 	s.adopt(rec)
 	return s, nil
 }
@@ -114,6 +126,9 @@ func (s *Stored) Authorize(_ context.Context, req *http.Request, resp *http.Resp
 	defer s.mu.Unlock()
 	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 	if rec, err := s.store.Load(s.rec.URL); err == nil && rec.Token.AccessToken != sent && rec.Token.AccessToken != s.rec.Token.AccessToken {
+		if s.issuers != nil && !slices.Contains(s.issuers, rec.Issuer) {
+			return &LoginError{Name: s.name, Why: fmt.Sprintf("the login of %s made since is from %q, and mcp.lock names %s: review the move with mcpform plan, or", s.name, rec.Issuer, quoteAll(s.issuers))}
+		}
 		s.adopt(rec)
 		return nil
 	}
@@ -197,5 +212,6 @@ func ForRun(name, url string, issuers []string, store Store, client *http.Client
 	if rec := h.Record(); !slices.Contains(issuers, rec.Issuer) {
 		return nil, &LoginError{Name: name, Why: fmt.Sprintf("mcpform's token for %s is from %q, and mcp.lock names %s: if the server moved its authorization, review it with mcpform plan; else", name, rec.Issuer, quoteAll(issuers))}
 	}
+	h.issuers = append([]string{}, issuers...)
 	return h, nil
 }

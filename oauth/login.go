@@ -138,6 +138,9 @@ func Login(ctx context.Context, cfg LoginConfig) (*Record, error) {
 		}
 		return nil, errors.New("the server answered every request without asking for authorization: it needs no login (remove auth { oauth = true }, or give it a token with bearer_env)")
 	}
+	if err := checkEndpoint("token", got.cfg.Endpoint.TokenURL); err != nil {
+		return nil, err
+	}
 	id, err := Discover(ctx, client, cfg.URL, w.metadataURL)
 	if err != nil {
 		return nil, err
@@ -193,7 +196,15 @@ type callback struct {
 	// from got, the channel alone would take a second (another tab, a
 	// local process racing the browser) and tell it it was authorized.
 	answered atomic.Bool
+	// state is the state of the authorization request the flow is
+	// waiting for: a callback with another (a stray request, a local
+	// process that found the port) is refused and does not use up the
+	// one answer.
+	state atomic.Pointer[string]
 }
+
+// expect makes state the one a callback must carry.
+func (cb *callback) expect(state string) { cb.state.Store(&state) }
 
 func listenLoopback() (*callback, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -205,6 +216,10 @@ func listenLoopback() (*callback, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
+		if want := cb.state.Load(); want == nil || *want == "" || q.Get("state") != *want {
+			http.Error(w, "this is not the answer mcpform is waiting for (its state does not match)", http.StatusBadRequest)
+			return
+		}
 		if !cb.answered.CompareAndSwap(false, true) {
 			http.Error(w, "mcpform has had its answer already", http.StatusConflict)
 			return
@@ -228,6 +243,9 @@ func (cb *callback) close() { cb.srv.Close() }
 func (cb *callback) fetch(ctx context.Context, cfg LoginConfig, authURL string) (*auth.AuthorizationResult, error) {
 	if err := checkAuthURL(authURL); err != nil {
 		return nil, err
+	}
+	if u, err := url.Parse(authURL); err == nil {
+		cb.expect(u.Query().Get("state"))
 	}
 	if cfg.Out != nil {
 		fmt.Fprintf(cfg.Out, "To authorize mcpform for %s, open this URL in a browser:\n\n    %s\n\nWaiting up to %v for the browser to come back to %s (Ctrl-C cancels) ...\n", cfg.Name, escape.String(authURL), cfg.Timeout.Round(time.Second), cb.redirect)
@@ -264,12 +282,21 @@ func (e *shownError) Error() string { return e.msg }
 // checkAuthURL refuses to show an authorization URL that is not https (or
 // http to a loopback address): the metadata that names it is the
 // server's, and a browser opens what it is given.
-func checkAuthURL(s string) error {
-	u, err := url.Parse(s)
-	if err == nil && u.Host != "" && (u.Scheme == "https" || (u.Scheme == "http" && loopback(u.Hostname()))) {
+func checkAuthURL(s string) error { return checkEndpoint("authorization", s) }
+
+// checkEndpoint refuses an endpoint of the authorization server that is
+// not https (or http to a loopback address): a token endpoint gets the
+// refresh token and the client secret.
+func checkEndpoint(what, s string) error {
+	if httpsOrLoopback(s) {
 		return nil
 	}
-	return &shownError{fmt.Sprintf("the authorization endpoint %q is not an https URL: refused", escape.String(s))}
+	return &shownError{fmt.Sprintf("the %s endpoint %q is not an https URL: refused", what, escape.String(s))}
+}
+
+func httpsOrLoopback(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Host != "" && (u.Scheme == "https" || (u.Scheme == "http" && loopback(u.Hostname())))
 }
 
 func loopback(host string) bool {

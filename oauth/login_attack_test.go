@@ -52,12 +52,13 @@ func TestAttackCallbackOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		cb.expect("s")
 		if code, _ := callbackGet(t, cb, "code=first&state=s"); code != http.StatusOK {
 			t.Fatalf("the first callback got %d", code)
 		}
 		if taken {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			res, err := cb.fetch(ctx, LoginConfig{Name: "remote"}, "https://as.example.com/authorize")
+			res, err := cb.fetch(ctx, LoginConfig{Name: "remote"}, "https://as.example.com/authorize?state=s")
 			cancel()
 			if err != nil || res.Code != "first" {
 				t.Fatalf("fetch = %+v, %v; want the first code", res, err)
@@ -78,7 +79,8 @@ func TestAttackCallbackError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cb.close()
-	q := url.Values{"error": {"access_denied<script>alert(1)</script>"}, "error_description": {"<script>alert(1)</script>\x1b[2J\r\nforged line\u202e"}}
+	q := url.Values{"error": {"access_denied<script>alert(1)</script>"}, "error_description": {"<script>alert(1)</script>\x1b[2J\r\nforged line\u202e"}, "state": {"s"}}
+	cb.expect("s")
 	code, body := callbackGet(t, cb, q.Encode())
 	if code != http.StatusOK {
 		t.Fatalf("the callback got %d", code)
@@ -88,7 +90,7 @@ func TestAttackCallbackError(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, err = cb.fetch(ctx, LoginConfig{Name: "remote"}, "https://as.example.com/authorize")
+	_, err = cb.fetch(ctx, LoginConfig{Name: "remote"}, "https://as.example.com/authorize?state=s")
 	if err == nil {
 		t.Fatal("an error callback was taken as an authorization")
 	}

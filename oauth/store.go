@@ -137,6 +137,8 @@ func parseRecord(b []byte) (*Record, error) {
 		return nil, errors.New("the login record holds no access token")
 	case r.Token.RefreshToken != "" && (r.TokenURL == "" || r.ClientID == ""):
 		return nil, errors.New("the login record holds a refresh token but not where to refresh it")
+	case r.TokenURL != "" && !httpsOrLoopback(r.TokenURL):
+		return nil, errors.New("the login record's token endpoint is not an https URL")
 	}
 	return &r, nil
 }

@@ -114,7 +114,9 @@ func (p *proxy) verifyHandshake(ctx context.Context) {
 		p.setQuarantine(fmt.Sprintf("it no longer answers %s as it was locked: %v", era, err))
 		return
 	}
-	if err := mcp.ListSurface(ctx, call, s, nil); err != nil {
+	err = mcp.ListSurface(ctx, call, s, nil)
+	p.asProbed(s)
+	if err != nil {
 		switch {
 		case p.auditFailed():
 		case p.serverGone():
@@ -166,6 +168,16 @@ func (p *proxy) listenForChanges() {
 // wrong (its stderr tail, the environment names it got, the hint), which
 // mcpform's stderr and the audit log get too. A server that never answered
 // is stopped; the run goes on answering the client until it leaves.
+// asProbed leaves out of a live surface what plan's probe leaves out of
+// the lock (a remote server's tools with invalid x-mcp-header), so that
+// run compares with the lock what plan locked: a tool left out there is
+// not drift here, and is never served either.
+func (p *proxy) asProbed(s *mcp.Surface) {
+	if p.entry.Remote != nil {
+		s.Tools = mcp.WithoutBadParamHeaders(s.Tools, nil)
+	}
+}
+
 func (p *proxy) failStart(stage string, exited bool) {
 	if p.ending.Load() {
 		return // the run stopped it
@@ -301,6 +313,7 @@ func (p *proxy) relistLoop() {
 		ctx, cancel := context.WithTimeout(context.Background(), p.opts.StartTimeout)
 		err := mcp.ListSurface(ctx, p.caller(), &next, &kinds)
 		cancel()
+		p.asProbed(&next)
 		if err != nil {
 			if !p.serverGone() {
 				p.setQuarantine(fmt.Sprintf("after it announced a changed list, its surface could not be listed again: %v", err))

@@ -653,7 +653,9 @@ func parseNPM(raw json.RawMessage) (*NPM, error) {
 			}
 		}
 	}
-	bad := func(s string) bool { return strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || r == 0x7f }) }
+	bad := func(s string) bool {
+		return strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || r == 0x7f })
+	}
 	switch {
 	case !npmName.MatchString(n.Package) || len(n.Package) > 214:
 		return nil, fmt.Errorf("%s.package %q is not an npm package name", what, n.Package)

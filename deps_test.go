@@ -42,7 +42,7 @@ var allowedImports = map[string]allowed{
 	"surface":     {imports: []string{"lock", "mcp"}},
 	"pins":        {imports: []string{"internal/escape", "lock"}},
 	"pins/npm":    {imports: []string{"internal/escape", "internal/strictjson"}, tests: []string{"internal/npmtest"}},
-	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "pins", "policy", "surface"}, tests: []string{"internal/fakemcp"}},
+	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "pins", "pins/npm", "policy", "surface"}, tests: []string{"internal/fakemcp"}},
 	"plan/render": {imports: []string{"internal/escape", "internal/textdiff", "lock", "plan"}, tests: []string{"mcp"}},
 	"lock/render": {imports: []string{"internal/escape", "lock"}},
 	"apply":       {imports: []string{"lock", "plan"}},
@@ -67,7 +67,7 @@ var allowedImports = map[string]allowed{
 	"taint/render":              {imports: []string{"internal/escape", "runtime/taint"}},
 
 	"cmd/mcpform": {
-		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "oauth", "onboard", "pins", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
+		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "oauth", "onboard", "pins", "pins/npm", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
 		tests:   []string{"internal/fakemcp", "internal/npmtest"},
 	},
 	"examples/servers/notes":   {},

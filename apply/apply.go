@@ -2,8 +2,14 @@ package apply
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mcpform/mcpform/lock"
@@ -56,6 +62,11 @@ func ApplyWith(p *plan.Plan, o Options) (Result, error) {
 		if got := plan.LockDigest(current); got != p.LockDigest {
 			return nil, fmt.Errorf("%w: %s changed since the plan was made; run mcpform plan again", errStale, p.LockPath)
 		}
+		// The files beside the lock (an npm server's pinned tree) go
+		// first: a lock is never written that names a file not there.
+		if err := writeFiles(filepath.Dir(p.LockPath), p, next); err != nil {
+			return nil, err
+		}
 		return next, nil
 	})
 	if err != nil {
@@ -84,4 +95,64 @@ func joinLines(l []string) string {
 		b.WriteString(s)
 	}
 	return b.String()
+}
+
+// writeFiles writes the plan's files beside the lock in lockDir, each
+// atomically (a temporary file, then a rename). Each must lie under
+// plan.NPMDir, and a lockfile must be the one the planned lock names by
+// digest for that path. A failure stops the apply before the lock is
+// written; files written before it stay, and a lock that names one of them
+// then refuses its start (the digest differs) until plan and apply again.
+func writeFiles(lockDir string, p *plan.Plan, next *lock.File) error {
+	named := map[string]string{} // lockfile path -> locked sha256
+	for _, e := range next.Servers {
+		if e.Mcpform != nil && e.Mcpform.NPM != nil {
+			named[e.Mcpform.NPM.Lockfile.Path] = e.Mcpform.NPM.Lockfile.SHA256
+		}
+	}
+	for _, sp := range p.Servers {
+		for _, f := range sp.Files {
+			clean := path.Clean(f.Path)
+			if clean != f.Path || !strings.HasPrefix(clean, plan.NPMDir+"/") || strings.Contains(clean, `\`) {
+				return fmt.Errorf("the plan would write %q, which is not under %s; run mcpform plan -out again", f.Path, plan.NPMDir)
+			}
+			if strings.HasSuffix(clean, "/package-lock.json") {
+				sum := sha256.Sum256(f.Data)
+				if want, ok := named[clean]; !ok || want != hex.EncodeToString(sum[:]) {
+					return fmt.Errorf("the plan's %s is not the lockfile its planned lock names; run mcpform plan -out again", clean)
+				}
+			}
+			if err := writeAtomic(filepath.Join(lockDir, filepath.FromSlash(clean)), f.Data); err != nil {
+				return fmt.Errorf("writing %s: %w", clean, err)
+			}
+		}
+	}
+	return nil
+}
+
+func writeAtomic(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), p)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+	return werr
 }

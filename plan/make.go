@@ -20,6 +20,7 @@ import (
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/pins"
+	"github.com/mcpform/mcpform/pins/npm"
 	"github.com/mcpform/mcpform/policy"
 )
 
@@ -70,6 +71,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 	byName := map[string]*ServerPlan{}
 	remotes := map[string]*lock.Remote{} // what each entry pins of its remote server
 	pinned := map[string]pinResult{}     // the files each command server starts
+	npmPinned := map[string]npmResult{}  // the npm tree of each npm runner's server
 	var rejectedMu sync.Mutex
 	rejected := map[string][]string{} // notes of the tools each probe left out
 	for _, s := range cfg.Servers {
@@ -90,9 +92,26 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 				sp.Error = err.Error()
 				continue
 			}
+			// An npm runner's server is pinned by its whole tree, and
+			// run starts its bin with node: node is the executable pinned
+			// (docs/LOCKFILE.md, "npm trees").
+			command := s.Command
+			if spec, ok, err := npm.Parse(s.Command); ok {
+				if err != nil {
+					sp.Error = fmt.Sprintf("mcpform pins an npm runner's package with its whole tree and cannot pin this command: %v; write it as npx -y PACKAGE@VERSION ARGS…", err)
+					continue
+				}
+				nr := planNPM(ctx, spec, s.Name, locked.Servers[s.Name], filepath.Dir(cfg.Lockfile))
+				if nr.err != nil {
+					sp.Error = nr.err.Error()
+					continue
+				}
+				npmPinned[s.Name] = nr
+				command = []string{"node"}
+			}
 			// Before the probe: a file swapped while the probe runs is
 			// then not the one locked, and run refuses it.
-			p, err := pins.Compute(s.Command, cfg.Dir, filepath.Dir(cfg.Lockfile))
+			p, err := pins.Compute(command, cfg.Dir, filepath.Dir(cfg.Lockfile))
 			pinned[s.Name] = pinResult{p, err}
 		}
 		t := Target{Name: s.Name, Command: s.Command, Env: s.Env, Remote: remoteOf(s), Dir: cfg.Dir, Era: era,
@@ -173,6 +192,25 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			continue
 		}
 		planServer(sp, declared[r.Name], remotes[r.Name], locked.Servers[r.Name], r.Entry, pinned[r.Name].pins)
+		if nr, ok := npmPinned[r.Name]; ok && sp.Entry != nil {
+			old := locked.Servers[r.Name]
+			sp.Entry.Mcpform.NPM = nr.rec
+			sp.Files = nr.files
+			if old == nil && len(sp.Changes) > 0 && sp.Changes[0].Rule == "CFG-SERVER-ADDED" {
+				// A new server's pins are written with it; the plan says
+				// what its tree is.
+				sp.Changes[0].Detail += fmt.Sprintf(", and pins %s@%s with its whole tree (%d packages, lockfile sha256 %s…), which run starts from mcpform's cache",
+					escape.String(nr.rec.Package), escape.String(nr.rec.Version), nr.packages, nr.rec.Lockfile.SHA256[:12])
+			}
+			if old != nil && nr.files != nil && nr.rec == oldNPM(old) {
+				p.Notes = append(p.Notes, fmt.Sprintf("server %q: the stored lockfile %s was missing or damaged, and the registry resolves the same tree again: apply writes it back", r.Name, escape.String(nr.rec.Lockfile.Path)))
+			}
+			changes := npmChanges(sp.Addr, old == nil, oldNPM(old), nr.rec, nr.oldTree, nr.newTree)
+			sp.Changes = append(sp.Changes, changes...)
+			if old != nil && len(changes) > 0 {
+				sp.Action = Update
+			}
+		}
 	}
 	for name, e := range locked.Servers {
 		if _, ok := declared[name]; ok || !selected(name, addrOf(name)) {

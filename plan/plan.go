@@ -145,6 +145,11 @@ type ServerPlan struct {
 	// Entry is what apply writes for this server (nil for Delete, or when
 	// probing failed).
 	Entry *lock.Entry `json:"-"`
+	// Files are what apply writes beside the lock for this server before
+	// the lock: an npm server's freshly resolved package.json and
+	// package-lock.json (none when the locked tree was kept). The saved
+	// plan carries them, so apply needs no second resolve.
+	Files []PlannedFile `json:"files,omitempty"`
 }
 
 // Plan is the whole plan: the servers in name order, and what it was made
@@ -164,10 +169,13 @@ type Plan struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// HasChanges reports whether applying the plan would change the lock.
+// HasChanges reports whether applying the plan would change the lock or
+// the files beside it.
 func (p *Plan) HasChanges() bool {
 	for _, s := range p.Servers {
-		if s.Action != NoOp {
+		// Files alone is a stored npm lockfile written back (Notes says
+		// so): the lock keeps its bytes, the directory beside it does not.
+		if s.Action != NoOp || len(s.Files) > 0 {
 			return true
 		}
 	}

@@ -333,6 +333,38 @@ func buildCatalogue() []Rule {
 		Detail: "The argument the locked script pin came from is no longer an existing file, or the command no longer " +
 			"runs an interpreter with a script: after apply, run checks the executable alone.",
 		Example: `server/index.js: sha256 b7d0… -> (none)`})
+	// An npm runner's package and its whole tree (pins/npm): run starts
+	// the locked tree from mcpform's cache, so a change here is new code.
+	add(Rule{ID: "PKG-NPM-VERSION-CHANGED", Grade: Major, Class: Code,
+		Summary: "The npm package the command runs is another package or version.",
+		Detail: "mcp.hcl names another package or version, so plan pinned its tree afresh from the registry. The detail " +
+			"lists the packages of the tree that differ. Review the new release and what it pulls in, as you would " +
+			"a dependency upgrade; mcpform run starts the locked tree until the change is applied.",
+		Example: `@modelcontextprotocol/server-everything@2026.8.31 -> @modelcontextprotocol/server-everything@2026.9.15`})
+	add(Rule{ID: "PKG-NPM-INTEGRITY-CHANGED", Grade: Major, Class: Code, Security: true,
+		Summary: "The registry serves another tarball under the locked version of the npm package.",
+		Detail: "A published npm version cannot be replaced on the public registry, so another sha512 under the same " +
+			"version means another registry, a mirror serving other bytes, or a compromise. Do not apply it before " +
+			"finding out why; mcpform run keeps starting the locked tree.",
+		Example: `integrity: "sha512-3Jk…" -> "sha512-Qx9…"`})
+	add(Rule{ID: "PKG-NPM-TREE-CHANGED", Grade: Major, Class: Code, Security: true,
+		Summary: "The dependency tree of the same npm package changed (another lockfile digest).",
+		Detail: "The top package is the one locked, and its tree is not: plan resolved it again because the stored " +
+			"lockfile was missing or damaged, and the registry now resolves some dependency to another release or " +
+			"tarball. The detail lists the packages that differ. Each is code that runs inside the server.",
+		Example: `lockfile sha256 9c1e… -> 51fa…; 2 package(s) of the tree differ: ajv 8.17.1 -> 8.18.0, +fast-uri@3.1.0`})
+	add(Rule{ID: "PKG-NPM-INSTALL-SCRIPTS", Grade: None, Class: Code, Security: true,
+		Summary: "Packages of the npm tree have install scripts, which mcpform never runs.",
+		Detail: "mcpform installs pinned trees with npm ci --ignore-scripts, so a preinstall, install or postinstall " +
+			"script does not run: a package that needs one (a native build, a downloaded binary) may not work. The " +
+			"list is the packages that have one; a script is code from the registry that would run with your rights.",
+		Example: `installScripts: ["node_modules/esbuild"]`})
+	add(Rule{ID: "PKG-NPM-ADDED", Grade: None, Class: Code,
+		Summary: "The npm package and its whole tree are pinned for the first time.",
+		Detail: "The entry was locked before mcpform pinned npm trees: apply records the package's integrity and the " +
+			"tree's lockfile, and from then on mcpform run starts the server from an installed copy of exactly that " +
+			"tree, with node, instead of the package runner. Nothing is known of what the runner ran before.",
+		Example: `@modelcontextprotocol/server-everything@2026.8.31: (none) -> lockfile sha256 9c1e…`})
 	add(Rule{ID: "GATE-VERSION-UNDERBUMP", Grade: None,
 		Summary: "The declared version does not cover the required bump.",
 		Detail: "Where mcp.hcl declares a version, the plan's required bump (the highest grade of the server's " +

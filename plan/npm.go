@@ -1,0 +1,207 @@
+package plan
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/pins/npm"
+)
+
+// NPMDir is where apply stores each npm server's pinned tree, relative to
+// the lock's directory: NPMDir/<server>/package-lock.json and the
+// package.json beside it (docs/LOCKFILE.md, "npm trees").
+const NPMDir = ".mcpform/npm"
+
+// PlannedFile is a file apply writes beside the lock before the lock
+// itself: an npm server's package.json and package-lock.json, which plan
+// resolved into a temporary directory (plan writes nothing but -out).
+type PlannedFile struct {
+	// Path is slash-separated and relative to the lock's directory,
+	// always under NPMDir.
+	Path string `json:"path"`
+	Data []byte `json:"data"`
+}
+
+// npmResult is what plan pinned of an npm runner's server before its probe.
+type npmResult struct {
+	rec *lock.NPM
+	// files are the generated package.json and package-lock.json when the
+	// tree was resolved afresh; nil when the locked record was kept.
+	files []PlannedFile
+	// oldTree and newTree are the stored and the fresh lockfile, for the
+	// per-package diff of a changed tree (nil when unknown).
+	oldTree, newTree []byte
+	// packages counts the fresh tree's packages (0 when kept).
+	packages int
+	err      error
+}
+
+func oldNPM(old *lock.Entry) *lock.NPM {
+	if old == nil || old.Mcpform == nil {
+		return nil
+	}
+	return old.Mcpform.NPM
+}
+
+// StoredLockfile reads the lockfile an npm record names, beside the lock in
+// lockDir, and checks it against the record: its SHA-256 and
+// npm.CheckLockfile against the record's registry.
+func StoredLockfile(lockDir string, rec *lock.NPM) ([]byte, error) {
+	p := filepath.Join(lockDir, filepath.FromSlash(rec.Lockfile.Path))
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != rec.Lockfile.SHA256 {
+		return data, fmt.Errorf("the stored lockfile %s is not the one locked (sha256 %s…, locked %s…)", escape.String(p), hex.EncodeToString(sum[:6]), rec.Lockfile.SHA256[:12])
+	}
+	if _, err := npm.CheckLockfile(data, rec.Registry); err != nil {
+		return data, fmt.Errorf("the stored lockfile %s: %w", escape.String(p), err)
+	}
+	return data, nil
+}
+
+// planNPM pins spec's package and tree. A locked record of the same package
+// and version whose stored lockfile still has its digest and passes
+// CheckLockfile is kept as it is: resolving again would see every new
+// transitive release as drift on each plan. Otherwise npm.Resolve pins it
+// afresh into a temporary directory, and the files go into the plan.
+func planNPM(ctx context.Context, spec *npm.Spec, name string, old *lock.Entry, lockDir string) npmResult {
+	o := oldNPM(old)
+	var stored []byte
+	if o != nil {
+		data, err := StoredLockfile(lockDir, o)
+		if err == nil && o.Package == spec.Package && o.Version == spec.Version {
+			return npmResult{rec: o}
+		}
+		stored = data
+	}
+	tmp, err := os.MkdirTemp("", "mcpform-plan-npm-")
+	if err != nil {
+		return npmResult{err: err}
+	}
+	defer os.RemoveAll(tmp)
+	pin, err := npm.Resolve(ctx, spec, tmp)
+	if err != nil {
+		return npmResult{err: fmt.Errorf("mcpform cannot pin the npm package %s@%s and its tree (%w); it needs the npm registry (npm_config_registry or .npmrc) and npm on PATH: check them (npm ping) and plan again; the lock is not changed",
+			escape.String(spec.Package), escape.String(spec.Version), err)}
+	}
+	dir := path.Join(NPMDir, name)
+	r := npmResult{rec: &lock.NPM{Package: pin.Package, Version: pin.Version, Integrity: pin.Integrity, Registry: pin.Registry,
+		Lockfile: lock.FilePin{Path: path.Join(dir, npm.LockfileName), SHA256: pin.Lockfile},
+		Bin:      pin.Bin, InstallScripts: pin.InstallScripts}, oldTree: stored, packages: pin.Packages}
+	for _, f := range []string{npm.PackageJSON, npm.LockfileName} {
+		data, err := os.ReadFile(filepath.Join(tmp, f))
+		if err != nil {
+			return npmResult{err: err}
+		}
+		r.files = append(r.files, PlannedFile{Path: path.Join(dir, f), Data: data})
+		if f == npm.LockfileName {
+			r.newTree = data
+		}
+	}
+	if o != nil && o.Lockfile.SHA256 == r.rec.Lockfile.SHA256 && o.Package == r.rec.Package && o.Version == r.rec.Version &&
+		o.Integrity == r.rec.Integrity && o.Registry == r.rec.Registry && o.Bin == r.rec.Bin && slices.Equal(o.InstallScripts, r.rec.InstallScripts) {
+		// The same tree again (the stored file was lost or damaged):
+		// the lock keeps its record, and apply writes the file back.
+		r.rec = o
+	}
+	return r
+}
+
+// npmChanges compares the locked npm record with the planned one. The
+// values are the records, so every format shows both sides.
+func npmChanges(addr string, newServer bool, old, live *lock.NPM, oldTree, newTree []byte) []Change {
+	if live == nil {
+		return nil
+	}
+	var out []Change
+	add := func(c Change) {
+		r, _ := LookupRule(c.Rule)
+		c.Class, c.Grade, c.Security = r.Class, r.Grade, r.Security
+		out = append(out, c)
+	}
+	a := addr + ".npm"
+	switch {
+	case newServer:
+	case old == nil:
+		add(Change{Addr: a, Action: Create, Rule: "PKG-NPM-ADDED", After: mustJSON(live),
+			Detail: fmt.Sprintf("%s@%s pinned with its whole tree for the first time (lockfile sha256 %s…); run starts it from mcpform's cache, not %s",
+				escape.String(live.Package), escape.String(live.Version), live.Lockfile.SHA256[:12], "the package runner")})
+	case old.Package != live.Package || old.Version != live.Version:
+		add(Change{Addr: a, Action: Update, Rule: "PKG-NPM-VERSION-CHANGED", Before: mustJSON(old), After: mustJSON(live),
+			Detail: fmt.Sprintf("%s@%s is now %s@%s%s", escape.String(old.Package), escape.String(old.Version),
+				escape.String(live.Package), escape.String(live.Version), treeDiff(oldTree, newTree, old.Registry, live.Registry))})
+	case old.Integrity != live.Integrity:
+		add(Change{Addr: a + ".integrity", Action: Update, Rule: "PKG-NPM-INTEGRITY-CHANGED", Before: mustJSON(old.Integrity), After: mustJSON(live.Integrity),
+			Detail: fmt.Sprintf("%s@%s is another tarball than the one locked, under the same version: the registry (%s) now serves other code for it",
+				escape.String(live.Package), escape.String(live.Version), escape.String(live.Registry))})
+	case old.Lockfile.SHA256 != live.Lockfile.SHA256 || old.Registry != live.Registry || old.Bin != live.Bin:
+		add(Change{Addr: a + ".lockfile", Action: Update, Rule: "PKG-NPM-TREE-CHANGED", Before: mustJSON(old), After: mustJSON(live),
+			Detail: fmt.Sprintf("the tree of %s@%s changed (lockfile sha256 %s… -> %s…)%s", escape.String(live.Package), escape.String(live.Version),
+				old.Lockfile.SHA256[:12], live.Lockfile.SHA256[:12], treeDiff(oldTree, newTree, old.Registry, live.Registry))})
+	}
+	if len(live.InstallScripts) > 0 && (old == nil || !slices.Equal(old.InstallScripts, live.InstallScripts)) {
+		add(Change{Addr: a + ".installScripts", Action: Update, Rule: "PKG-NPM-INSTALL-SCRIPTS", After: mustJSON(live.InstallScripts),
+			Detail: fmt.Sprintf("%d package(s) of the tree have install scripts, which mcpform never runs (npm ci --ignore-scripts): %s; a server that needs one may not work",
+				len(live.InstallScripts), escape.String(strings.Join(live.InstallScripts, ", ")))})
+	}
+	return out
+}
+
+// treeDiff is a short per-package diff of two lockfiles (": +a@1, -b@2,
+// c 1 -> 2"), at most maxTreeLines packages; "" when either is unknown.
+func treeDiff(oldTree, newTree []byte, oldReg, newReg string) string {
+	if oldTree == nil || newTree == nil {
+		return ""
+	}
+	o, err1 := npm.CheckLockfile(oldTree, oldReg)
+	n, err2 := npm.CheckLockfile(newTree, newReg)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	index := func(l *npm.Lockfile) map[string]npm.Package {
+		m := map[string]npm.Package{}
+		for _, p := range l.Packages {
+			m[p.Path] = p
+		}
+		return m
+	}
+	om, nm := index(o), index(n)
+	var lines []string
+	short := func(p string) string { return strings.TrimPrefix(p, "node_modules/") }
+	for _, p := range n.Packages {
+		if q, ok := om[p.Path]; !ok {
+			lines = append(lines, "+"+short(p.Path)+"@"+p.Version)
+		} else if q.Version != p.Version {
+			lines = append(lines, short(p.Path)+" "+q.Version+" -> "+p.Version)
+		} else if q.Integrity != p.Integrity {
+			lines = append(lines, short(p.Path)+"@"+p.Version+" another tarball")
+		}
+	}
+	for _, q := range o.Packages {
+		if _, ok := nm[q.Path]; !ok {
+			lines = append(lines, "-"+short(q.Path)+"@"+q.Version)
+		}
+	}
+	slices.Sort(lines)
+	if len(lines) == 0 {
+		return ""
+	}
+	const maxTreeLines = 20
+	total, more := len(lines), ""
+	if len(lines) > maxTreeLines {
+		more = fmt.Sprintf(", and %d more", len(lines)-maxTreeLines)
+		lines = lines[:maxTreeLines]
+	}
+	return fmt.Sprintf("; %d package(s) of the tree differ: %s%s", total, escape.String(strings.Join(lines, ", ")), more)
+}

@@ -317,7 +317,8 @@ func (p *prober) dial() error {
 		return err
 	}
 	p.remote = h
-	p.enter(PhaseStarting)
+	// No PhaseStarting: nothing is started, and the connection is made
+	// by the handshake's request.
 	p.conn = newRPCConn(h, h, rpcConnOptions{
 		MaxLineSize:    p.spec.MaxLineSize,
 		RequestTimeout: p.spec.RequestTimeout,

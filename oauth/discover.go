@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
@@ -34,6 +35,9 @@ func Discover(ctx context.Context, client *http.Client, serverURL, metadataURL s
 	if err != nil {
 		return nil, err
 	}
+	// A metadata endpoint that trickles its answer must not hold plan.
+	ctx, cancel := context.WithTimeout(ctx, discoverTimeout)
+	defer cancel()
 	type candidate struct{ meta, resource string }
 	var tries []candidate
 	if metadataURL != "" {
@@ -73,12 +77,15 @@ func Discover(ctx context.Context, client *http.Client, serverURL, metadataURL s
 	return &Identity{Resource: serverURL, Issuers: []string{root.String()}}, nil
 }
 
+// discoverTimeout bounds reading a server's metadata, every place tried.
+const discoverTimeout = 30 * time.Second
+
 // maxMetadata bounds a protected resource metadata document.
 const maxMetadata = 1 << 20
 
 // fetchPRM reads the protected resource metadata at metaURL: nil when
 // there is none there (a status other than 200, a body that is not
-// JSON, no answer), so that the next place is tried. What a server does
+// JSON), so that the next place is tried. What a server does
 // publish there and mcpform cannot read is an error: passing over it for
 // the next place, or for the 2025-03-26 fallback, would pin an
 // authorization server the server never named. (The SDK's
@@ -95,10 +102,12 @@ func fetchPRM(ctx context.Context, client *http.Client, metaURL string) (*oauthe
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
+		// Not "none here": a refused address or redirect, or a TLS
+		// failure, is no answer to pass over.
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, nil
+		return nil, fmt.Errorf("reading the protected resource metadata at %s: %s", escape.String(metaURL), escape.String(err.Error()))
 	}
 	defer resp.Body.Close()
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))

@@ -144,3 +144,20 @@ func TestCheckIssuer(t *testing.T) {
 		}
 	}
 }
+
+// A metadata URL mcpform cannot fetch (here: a redirect to another
+// origin) is an error, not "no metadata here": passing over it would pin
+// the server's own origin as its authorization server, which it never
+// named.
+func TestDiscoverFailedFetchIsNoFallback(t *testing.T) {
+	other := prmServer(t, map[string]string{"/.well-known/oauth-protected-resource/mcp": `{"resource":"x","authorization_servers":["https://as.example.com"]}`})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other+r.URL.Path, http.StatusFound)
+	}))
+	defer ts.Close()
+	u, _ := url.Parse(ts.URL + "/mcp")
+	id, err := Discover(context.Background(), mcp.HTTPClient(u), ts.URL+"/mcp", "")
+	if err == nil || !strings.Contains(err.Error(), "another origin") {
+		t.Errorf("Discover = %+v, %v; want the refused redirect as the error", id, err)
+	}
+}

@@ -68,6 +68,7 @@ var commands = map[string]command{
 	"validate": {"Check mcp.hcl: syntax, types, references, modules, policy", withFlags(parseValidateFlags, runValidate)},
 	"fmt":      {"Rewrite mcp.hcl files in the canonical style", withFlags(parseFmtFlags, runFmt)},
 	"init":     {"Fetch git modules into .mcpform/modules", withFlags(parseInitFlags, runInit)},
+	"install":  {"Install the npm trees mcp.lock pins into mcpform's cache, for offline starts", withFlags(parseInstallFlags, runInstall)},
 
 	// Remote servers that sign in with OAuth.
 	"login":  {"Sign in to a remote server with OAuth (auth { oauth = true }) and store its tokens", withFlags(parseLoginFlags, runLogin)},

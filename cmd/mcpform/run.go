@@ -123,6 +123,13 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 	if f.explainSandbox {
 		return explainSandbox(io, f.name, entry, f.lockPath, auditPath, dir)
 	}
+	if entry.Remote == nil && entry.Mcpform != nil && entry.Mcpform.NPM != nil {
+		// An npm server starts from its locked tree, never the runner.
+		if entry, err = npmStart(ctx, io.getenv, entry, dir); err != nil {
+			fmt.Fprintf(io.err, "mcpform run: server %q: %v\n", f.name, err)
+			return exitError
+		}
+	}
 	warnUnsetEnv(io, []serverEnv{{f.name, entry.EnvPassthrough}}, "started")
 	auditLog, err := audit.Open(auditPath)
 	if err != nil {

@@ -82,6 +82,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":   cmdExits,
 			"replace": cmdReplace,
+			"tamper":  cmdTamper,
 			"unpin":   cmdUnpin,
 			"waitfor": cmdWaitFor,
 		},
@@ -151,4 +152,24 @@ func notesServer(t *testing.T) string {
 		t.Fatalf("building the Go SDK notes server: %v\n%s", err, out)
 	}
 	return notes
+}
+
+// cmdTamper changes a file of every npm cache entry under a cache root, as
+// malware or a careless edit would: `tamper ROOT RELPATH` appends to
+// ROOT/*/tree/RELPATH (installed read-only: made writable first).
+func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: tamper ROOT RELPATH")
+	}
+	files, err := filepath.Glob(filepath.Join(ts.MkAbs(args[0]), "*", "tree", filepath.FromSlash(args[1])))
+	ts.Check(err)
+	if len(files) == 0 {
+		ts.Fatalf("tamper: no %s in a cache entry under %s", args[1], args[0])
+	}
+	for _, f := range files {
+		ts.Check(os.Chmod(f, 0o644))
+		data, err := os.ReadFile(f)
+		ts.Check(err)
+		ts.Check(os.WriteFile(f, append(data, []byte("\n// tampered\n")...), 0o644))
+	}
 }

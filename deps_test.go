@@ -47,7 +47,7 @@ var allowedImports = map[string]allowed{
 	"lock/render": {imports: []string{"internal/escape", "lock"}},
 	"apply":       {imports: []string{"lock", "plan"}},
 	"onboard":     {imports: []string{"internal/escape", "internal/textdiff", "lang"}},
-	"oauth":       {imports: []string{"internal/escape", "mcp"}},
+	"oauth":       {imports: []string{"internal/escape", "internal/lockedfile", "mcp"}},
 
 	"runtime": {
 		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "pins", "policy", "runtime/audit", "runtime/enforce", "runtime/internal/pipe", "runtime/internal/upstream", "runtime/taint", "surface"},

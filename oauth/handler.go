@@ -95,6 +95,18 @@ func (s *Stored) TokenSource(context.Context) (oauth2.TokenSource, error) { retu
 func (s *Stored) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.rec.Token.oauth2().Valid() {
+		// A refresh: one process at a time (a refresh token may be
+		// single-use, and an authorization server that sees one used
+		// twice may revoke the grant), and none when another has just
+		// refreshed it.
+		unlock := s.store.lock(s.rec.URL)
+		defer unlock()
+		if rec, err := s.store.Load(s.rec.URL); err == nil && rec.Token.AccessToken != s.rec.Token.AccessToken && rec.Token.oauth2().Valid() &&
+			(s.issuers == nil || slices.Contains(s.issuers, rec.Issuer)) {
+			s.adopt(rec)
+		}
+	}
 	tok, err := s.source.Token()
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -309,5 +311,45 @@ func TestForProbeIssuer(t *testing.T) {
 	_, _, err = ForProbe(context.Background(), "remote", serverURL, s, client)
 	if !errors.As(err, new(*LoginError)) || !strings.Contains(err.Error(), "as2.example.com") || !strings.Contains(err.Error(), "mcpform login remote") {
 		t.Errorf("ForProbe when the metadata dropped the login's issuer = %v", err)
+	}
+}
+
+// Two handlers of one login (two `mcpform run`s, or plan and run) whose
+// token has expired refresh it once between them: the second finds the
+// first's refreshed token and takes it up, so a single-use refresh token
+// is never spent twice (which an authorization server may take for a
+// stolen one, and revoke the grant).
+func TestStoredRefreshOnceAcrossHandlers(t *testing.T) {
+	var refreshes atomic.Int32
+	te := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := refreshes.Add(1)
+		time.Sleep(50 * time.Millisecond) // the other handler arrives meanwhile
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":"access-%d","refresh_token":"refresh-%d","token_type":"Bearer","expires_in":3600}`, n+1, n+1)
+	}))
+	defer te.Close()
+	first, s := storedWith(t, expiredRecord("https://mcp.example.com/mcp", te.URL))
+	u, _ := url.Parse(te.URL)
+	second, err := NewStored("remote", "https://mcp.example.com/mcp", s, mcp.HTTPClient(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	toks := make([]string, 2)
+	for i, h := range []*Stored{first, second} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tok, err := h.Token()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			toks[i] = tok.AccessToken
+		}()
+	}
+	wg.Wait()
+	if n := refreshes.Load(); n != 1 || toks[0] != toks[1] {
+		t.Errorf("%d refreshes, tokens %q; want one refresh whose token both use", n, toks)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/lockedfile"
 	"golang.org/x/oauth2"
 )
 
@@ -176,6 +177,27 @@ func (s Store) Save(r *Record) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), s.path(r.URL))
+}
+
+// lock holds url's record for one process (a refresh), until the
+// returned func is called. Where no file lock is to be had, it holds
+// nothing: a refresh then races, as it would without mcpform.
+func (s Store) lock(url string) (unlock func()) {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return func() {}
+	}
+	f, err := os.OpenFile(s.path(url)+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return func() {}
+	}
+	if lockedfile.Lock(f) != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		lockedfile.Unlock(f)
+		f.Close()
+	}
 }
 
 // Delete removes url's record; it reports whether there was one.

@@ -41,7 +41,7 @@ var allowedImports = map[string]allowed{
 	"mcp":         {imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "internal/procfd", "internal/strictjson"}, tests: []string{"internal/fakemcp", "internal/npmtest"}},
 	"surface":     {imports: []string{"lock", "mcp"}},
 	"pins":        {imports: []string{"internal/escape", "lock"}},
-	"pins/npm":    {imports: []string{"internal/escape", "internal/strictjson"}, tests: []string{"internal/npmtest"}},
+	"pins/npm":    {imports: []string{"internal/escape", "internal/strictjson", "pins"}, tests: []string{"internal/npmtest"}},
 	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "pins", "pins/npm", "policy", "surface"}, tests: []string{"internal/fakemcp"}},
 	"plan/render": {imports: []string{"internal/escape", "internal/textdiff", "lock", "plan"}, tests: []string{"mcp"}},
 	"lock/render": {imports: []string{"internal/escape", "lock"}},

@@ -10,7 +10,7 @@ import (
 )
 
 // Cache remembers the digests of files by what the kernel says of them
-// (statKey: device, inode, size, mtime and ctime), so that a run does not
+// (StatKey: device, inode, size, mtime and ctime), so that a run does not
 // hash a 100 MB node binary on every start. A file written since, even
 // with its mtime set back, has another ctime and is hashed again. A nil
 // *Cache hashes every time.
@@ -41,7 +41,7 @@ func (c *Cache) sum(p string) (string, error) {
 	if !before.Mode().IsRegular() {
 		return "", fmt.Errorf("%s: %w", p, errNotRegular)
 	}
-	key := statKey(before)
+	key := StatKey(before)
 	entry := c.entryPath(p)
 	if entry != "" && key != "" {
 		if data, err := os.ReadFile(entry); err == nil {
@@ -57,7 +57,7 @@ func (c *Cache) sum(p string) (string, error) {
 	if entry != "" && key != "" {
 		// Only a file that did not change while it was read is
 		// remembered.
-		if after, err := f.Stat(); err == nil && statKey(after) == key {
+		if after, err := f.Stat(); err == nil && StatKey(after) == key {
 			c.write(entry, cacheFormat+"\n"+p+"\n"+key+"\n"+sum+"\n")
 		}
 	}

@@ -6,10 +6,10 @@ import (
 	"syscall"
 )
 
-// statKey is what changes when a file is replaced or written: device and
+// StatKey is what changes when a file is replaced or written: device and
 // inode (another file), size, mtime, and ctime, which the kernel sets on
 // every write and chmod and no call can set back.
-func statKey(fi os.FileInfo) string {
+func StatKey(fi os.FileInfo) string {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return ""

@@ -4,5 +4,6 @@ package pins
 
 import "os"
 
-// statKey is "" where mcpform does not read the ctime: every start hashes.
-func statKey(os.FileInfo) string { return "" }
+// StatKey is "" where mcpform does not read the ctime: every start (and
+// every check of an npm tree) hashes.
+func StatKey(os.FileInfo) string { return "" }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/internal/strictjson"
+	"github.com/mcpform/mcpform/pins"
 )
 
 // The limits of an installed tree, against a tarball bomb (server-
@@ -259,7 +260,7 @@ func walkTree(project string) (*treeManifest, map[string]string, error) {
 		if err != nil {
 			return err
 		}
-		if k := statKey(fi); k != "" {
+		if k := pins.StatKey(fi); k != "" {
 			keys[rel] = k
 		}
 		return nil
@@ -353,7 +354,7 @@ func Verify(cacheRoot string, pin *Pin) error {
 	project := filepath.Join(entry, treeDir)
 	changed := false
 	remember := func(rel string, fi os.FileInfo) {
-		if k := statKey(fi); k != "" && sc.Keys[rel] != k {
+		if k := pins.StatKey(fi); k != "" && sc.Keys[rel] != k {
 			sc.Keys[rel] = k
 			changed = true
 		}
@@ -365,7 +366,7 @@ func Verify(cacheRoot string, pin *Pin) error {
 		if err != nil || !fi.IsDir() {
 			return fail(d, "is missing or no longer a directory")
 		}
-		if k := statKey(fi); k != "" && k == sc.Keys[d] {
+		if k := pins.StatKey(fi); k != "" && k == sc.Keys[d] {
 			continue
 		}
 		if children == nil {
@@ -393,7 +394,7 @@ func Verify(cacheRoot string, pin *Pin) error {
 		if fi.Size() != f.Size {
 			return fail(f.Path, fmt.Sprintf("changed size (%d bytes, installed %d)", fi.Size(), f.Size))
 		}
-		if k := statKey(fi); k != "" && k == sc.Keys[f.Path] {
+		if k := pins.StatKey(fi); k != "" && k == sc.Keys[f.Path] {
 			continue
 		}
 		sum, _, err := hashPath(p)
@@ -403,7 +404,7 @@ func Verify(cacheRoot string, pin *Pin) error {
 		if sum != f.SHA256 {
 			return fail(f.Path, fmt.Sprintf("changed (sha256 %s…, installed %s…)", sum[:12], f.SHA256[:min(12, len(f.SHA256))]))
 		}
-		if after, err := os.Lstat(p); err == nil && statKey(after) == statKey(fi) {
+		if after, err := os.Lstat(p); err == nil && pins.StatKey(after) == pins.StatKey(fi) {
 			remember(f.Path, fi)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -59,22 +58,8 @@ func schemaErr(sch *jsonschema.Schema, data []byte) error {
 // must end with.
 func mcpformIn(t *testing.T, dir string, code int, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command("mcpform", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	got := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		got = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("mcpform %s: %v", strings.Join(args, " "), err)
-	}
-	if got != code {
-		t.Fatalf("mcpform %s: exit %d, want %d\n%s%s", strings.Join(args, " "), got, code, out, stderr.String())
-	}
-	return out
+	out, _ := mcpformOut(t, dir, code, args...)
+	return []byte(out)
 }
 
 // schemaFixture is a configuration that reaches most of the lock's fields:

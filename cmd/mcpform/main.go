@@ -155,6 +155,8 @@ func usage(w io.Writer) {
 	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-16s %s\n", n, commands[n].synopsis)
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `"mcpform help COMMAND" (or "mcpform COMMAND -h") shows a command's flags.`)
 }
 
 // suggest is lang.Suggest: one "Did you mean" for the whole tool.

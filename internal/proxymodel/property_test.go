@@ -612,7 +612,11 @@ func (o *observed) classify(f *frame, method string) {
 		switch {
 		case o.code == pm.CodeQuarantined:
 			o.class = pm.Quarantined
-		case o.code == pm.CodeInternal && strings.Contains(o.errMessage, "exited before it answered"):
+		case o.code == pm.CodeInternal && (strings.Contains(o.errMessage, "exited before it answered") ||
+			strings.Contains(o.errMessage, "it exited, and its output stayed open")):
+			// The second: the server exited and its output did not end
+			// within the proxy's grace (a loaded machine's slow reap),
+			// so the proxy ended the connection itself; gone all the same.
 			o.class = pm.Gone
 		default:
 			o.class = pm.Refuse

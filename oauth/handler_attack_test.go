@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,20 +107,30 @@ func TestAttackCallbackWrongState(t *testing.T) {
 // probe with a 2 s timeout returns.
 func TestAttackStalledRefresh(t *testing.T) {
 	release := make(chan struct{})
+	var refreshing sync.WaitGroup
 	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		refreshing.Add(1)
+		defer refreshing.Done()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(200)
 		io.WriteString(w, `{"access_token":`)
 		w.(http.Flusher).Flush()
 		<-release
 	}))
-	defer as.Close()
-	defer close(release)
 	rs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 	}))
 	defer rs.Close()
 	h, _ := storedWith(t, expiredRecord(rs.URL+"/mcp", as.URL+"/token"))
+	// Before the store's directory is removed: the refreshes the probe
+	// left behind end (each may still take the record's lock file).
+	t.Cleanup(func() {
+		close(release)
+		refreshing.Wait()
+		time.Sleep(100 * time.Millisecond) // a refresh queued behind the last one
+		refreshing.Wait()
+		as.Close()
+	})
 	done := make(chan error, 1)
 	go func() {
 		_, err := mcp.Probe(context.Background(), mcp.ServerSpec{Name: "remote", URL: rs.URL + "/mcp", OAuth: h, Timeout: 2 * time.Second})

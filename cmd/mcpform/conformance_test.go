@@ -76,8 +76,13 @@ func TestOAuthConformance(t *testing.T) {
 // would have to answer.
 func TestClientConformance(t *testing.T) {
 	// Resuming from the last event id is a SHOULD the suite only warns
-	// about; mcpform does it.
-	scenarios := conformanceClient(t, "client-sse-last-event-id")
+	// about, and here it is one by timing too: the scenario's server
+	// hands the pending answer to whichever GET comes first, and on a
+	// loaded machine the session's own GET stream (opened after
+	// initialized, without an id) can come before the resumption's. The
+	// reconnection and its timing stay failures; TestHTTPStreamResumed
+	// checks the Last-Event-ID itself.
+	scenarios := conformanceClient(t)
 	for _, name := range []string{"initialize", "tools_call", "sse-retry"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -47,6 +47,10 @@ type Options struct {
 	// lock pins of its authorization (Resource, Issuers). Its error (no
 	// login yet, for one) is the server's.
 	OAuth func(ctx context.Context, name string, r *lock.Remote) (mcp.OAuthHandler, error)
+	// NPMCache is the root of mcpform's npm cache: an npm runner's server
+	// is probed from its pinned tree, installed there (pins/npm), as run
+	// starts it. A plan without one cannot plan npm servers.
+	NPMCache string
 }
 
 // Make probes every server of cfg and diffs configuration and live surfaces
@@ -78,6 +82,10 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		if !selected(s.Name, s.Addr) {
 			continue
 		}
+		// probed is the argv the probe starts, and pol the policy it
+		// starts under: the declared ones, but for a server whose pinned
+		// code mcpform starts itself.
+		probed, pol := s.Command, &s.Policy
 		_, inLock := locked.Servers[s.Name]
 		sp := &ServerPlan{Name: s.Name, Addr: s.Addr, Version: s.Version, New: !inLock}
 		byName[s.Name] = sp
@@ -102,19 +110,24 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 					continue
 				}
 				nr := planNPM(ctx, spec, s.Name, locked.Servers[s.Name], filepath.Dir(cfg.Lockfile))
+				if nr.err == nil {
+					nr.install(ctx, filepath.Dir(cfg.Lockfile), opts.NPMCache)
+				}
 				if nr.err != nil {
 					sp.Error = nr.err.Error()
 					continue
 				}
 				npmPinned[s.Name] = nr
 				command = []string{"node"}
+				probed = append([]string{"node", nr.bin}, spec.Args...)
+				pol = pol.WithRead(nr.entry)
 			}
 			// Before the probe: a file swapped while the probe runs is
 			// then not the one locked, and run refuses it.
 			p, err := pins.Compute(command, cfg.Dir, filepath.Dir(cfg.Lockfile))
 			pinned[s.Name] = pinResult{p, err}
 		}
-		t := Target{Name: s.Name, Command: s.Command, Env: s.Env, Remote: remoteOf(s), Dir: cfg.Dir, Era: era,
+		t := Target{Name: s.Name, Command: probed, Env: s.Env, Remote: remoteOf(s), Dir: cfg.Dir, Era: era,
 			ClientCapabilities: s.ClientCapabilities, Timeout: s.Timeout, LookupEnv: opts.LookupEnv}
 		if t.Remote != nil && t.Remote.Auth != nil && t.Remote.Auth.OAuth {
 			if opts.OAuth == nil {
@@ -143,7 +156,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			t.OnPhase = func(p mcp.Phase) { opts.OnPhase(name, p) }
 		}
 		if opts.Prepare != nil {
-			pol := s.Policy
+			pol := *pol
 			if t.Prepare, err = opts.Prepare(s.Name, &pol); err != nil {
 				sp.Error = err.Error()
 				continue

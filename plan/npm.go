@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -42,7 +43,16 @@ type npmResult struct {
 	oldTree, newTree []byte
 	// packages counts the fresh tree's packages (0 when kept).
 	packages int
-	err      error
+	// entry and bin are the tree's cache entry and the absolute file of
+	// its bin there: the probe starts the pinned code, as run does.
+	entry, bin string
+	err        error
+}
+
+// NPMPin is a locked npm record as pins/npm's Pin.
+func NPMPin(rec *lock.NPM) *npm.Pin {
+	return &npm.Pin{Package: rec.Package, Version: rec.Version, Integrity: rec.Integrity, Registry: rec.Registry,
+		Lockfile: rec.Lockfile.SHA256, Bin: rec.Bin, InstallScripts: rec.InstallScripts}
 }
 
 func oldNPM(old *lock.Entry) *lock.NPM {
@@ -116,6 +126,43 @@ func planNPM(ctx context.Context, spec *npm.Spec, name string, old *lock.Entry, 
 		r.rec = o
 	}
 	return r
+}
+
+// install puts r's pinned tree into the cache under cacheRoot (or checks
+// the entry already there), from the planned lockfile or else the one
+// stored beside the lock in lockDir, and records where its bin is: the
+// probe starts exactly the code the lock pins, with node, from the cache,
+// as run starts it, never the runner, which would resolve the tree afresh.
+// A failure is r's error: the server cannot be probed as run starts it.
+func (r *npmResult) install(ctx context.Context, lockDir, cacheRoot string) {
+	if cacheRoot == "" {
+		r.err = errors.New("this plan has no npm cache to install the pinned tree into, and mcpform probes an npm server only from its pinned tree")
+		return
+	}
+	dir := filepath.Join(lockDir, filepath.FromSlash(path.Dir(r.rec.Lockfile.Path)))
+	if r.files != nil {
+		tmp, err := os.MkdirTemp("", "mcpform-plan-npm-")
+		if err != nil {
+			r.err = err
+			return
+		}
+		defer os.RemoveAll(tmp)
+		for _, f := range r.files {
+			if err := os.WriteFile(filepath.Join(tmp, path.Base(f.Path)), f.Data, 0o644); err != nil {
+				r.err = err
+				return
+			}
+		}
+		dir = tmp
+	}
+	pin := NPMPin(r.rec)
+	bin, err := npm.Install(ctx, pin, dir, cacheRoot)
+	if err != nil {
+		r.err = fmt.Errorf("mcpform pinned %s@%s and cannot install its tree into %s to probe it from there (%w); the lock is not changed",
+			escape.String(r.rec.Package), escape.String(r.rec.Version), cacheRoot, err)
+		return
+	}
+	r.entry, r.bin = npm.EntryDir(cacheRoot, pin), bin
 }
 
 // npmChanges compares the locked npm record with the planned one. The

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -291,4 +292,18 @@ func (p *Policy) Normalized() *Policy {
 		}
 	}
 	return out
+}
+
+// WithRead is p with dir added to its sandbox's read list: a copy, so the
+// declared policy (and the lock's) is left as it was. A policy without a
+// sandbox is returned as it is. mcpform grants a server the read of its
+// own pinned code this way (an npm tree in mcpform's cache).
+func (p *Policy) WithRead(dir string) *Policy {
+	if p == nil || p.Sandbox == nil {
+		return p
+	}
+	out, sb := *p, *p.Sandbox
+	sb.Filesystem.Read = append(slices.Clip(sb.Filesystem.Read), dir)
+	out.Sandbox = &sb
+	return &out
 }

@@ -79,7 +79,7 @@ func runInstall(ctx context.Context, io *stdio, f installFlags) int {
 			code = exitError
 			continue
 		}
-		fmt.Fprintf(io.out, "%s: %s@%s installed (%s)\n", n, escape.String(rec.Package), escape.String(rec.Version), npm.EntryDir(root, npmPin(rec)))
+		fmt.Fprintf(io.out, "%s: %s@%s installed (%s)\n", n, escape.String(rec.Package), escape.String(rec.Version), npm.EntryDir(root, plan.NPMPin(rec)))
 	}
 	return code
 }
@@ -100,12 +100,6 @@ func npmCacheRoot(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".cache", "mcpform", "npm"), nil
 }
 
-// npmPin is the locked record as pins/npm's Pin.
-func npmPin(rec *lock.NPM) *npm.Pin {
-	return &npm.Pin{Package: rec.Package, Version: rec.Version, Integrity: rec.Integrity, Registry: rec.Registry,
-		Lockfile: rec.Lockfile.SHA256, Bin: rec.Bin, InstallScripts: rec.InstallScripts}
-}
-
 // installNPM installs rec's tree into root, once, from the lockfile stored
 // beside the lock, after checking that file against the lock's digest; an
 // entry already there is verified instead. It returns the bin's file.
@@ -114,7 +108,7 @@ func installNPM(ctx context.Context, rec *lock.NPM, lockDir, root string) (strin
 		return "", fmt.Errorf("%w: nothing was installed; run mcpform plan to review the pin", err)
 	}
 	dir := filepath.Join(lockDir, filepath.FromSlash(path.Dir(rec.Lockfile.Path)))
-	return npm.Install(ctx, npmPin(rec), dir, root)
+	return npm.Install(ctx, plan.NPMPin(rec), dir, root)
 }
 
 // npmStart is the entry run starts for an npm server: node with the bin of
@@ -134,7 +128,7 @@ func npmStart(ctx context.Context, getenv func(string) string, e *lock.Entry, lo
 	if err != nil {
 		return nil, err
 	}
-	pin := npmPin(rec)
+	pin := plan.NPMPin(rec)
 	bin, err := npm.BinFile(root, pin)
 	if err != nil {
 		return nil, err

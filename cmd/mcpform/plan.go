@@ -175,6 +175,8 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 	warnUnsetEnv(io, configEnv(cfg, f.targets), "probed")
 	confine := newConfiner(io, cfg.Lockfile, defaultAuditPath(io))
 	defer confine.Close()
+	// Without a cache directory the plan of an npm server says so.
+	npmCache, _ := npmCacheRoot(io.getenv)
 	progress := startProgress(io, 0)
 	p, err := plan.Make(ctx, cfg, current, data, plan.Options{
 		Targets:     f.targets,
@@ -185,6 +187,7 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 		Prepare:     confine.hook,
 		LookupEnv:   lookupEnv(io),
 		OAuth:       oauthTokens(io),
+		NPMCache:    npmCache,
 	})
 	progress.Close()
 	if err != nil {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -157,4 +158,26 @@ func FuzzParseHostPort(f *testing.F) {
 			t.Fatalf("ParseHostPort(%q) = %v, but its String %q parses to %v, %v", s, hp, hp.String(), again, err)
 		}
 	})
+}
+
+// TestWithReadCopies: WithRead adds a read path to a copy, never to the
+// policy it was given (the lock's), and leaves a policy without a sandbox
+// as it is.
+func TestWithReadCopies(t *testing.T) {
+	declared := &Policy{Sandbox: &Sandbox{Filesystem: Filesystem{Read: make([]string, 1, 4), Write: []string{"/w"}}}}
+	declared.Sandbox.Filesystem.Read[0] = "/r"
+	got := declared.WithRead("/cache/entry")
+	if want := []string{"/r", "/cache/entry"}; !slices.Equal(got.Sandbox.Filesystem.Read, want) {
+		t.Errorf("WithRead: read = %q, want %q", got.Sandbox.Filesystem.Read, want)
+	}
+	if !slices.Equal(declared.Sandbox.Filesystem.Read, []string{"/r"}) || declared.Sandbox.Filesystem.Read[:2][1] != "" {
+		t.Errorf("WithRead changed the declared policy: %q", declared.Sandbox.Filesystem.Read[:2])
+	}
+	if got.Sandbox == declared.Sandbox || !slices.Equal(got.Sandbox.Filesystem.Write, []string{"/w"}) {
+		t.Errorf("WithRead: sandbox not copied, or write list lost: %+v", got.Sandbox)
+	}
+	bare := &Policy{}
+	if bare.WithRead("/x") != bare || (*Policy)(nil).WithRead("/x") != nil {
+		t.Error("WithRead of a policy without a sandbox is not the policy itself")
+	}
 }

@@ -72,6 +72,13 @@ type Options struct {
 	// the last start (package pins); nil hashes them on every start.
 	PinCache *pins.Cache
 
+	// Refuse, when set, is why the caller found the server's pinned code
+	// unfit to start before Run (an npm tree whose cache entry does not
+	// match its manifest, or cannot be installed): nothing is started, and
+	// the client gets the reason for each request, as for a changed pin,
+	// with a start-failed record in the audit log.
+	Refuse error
+
 	// RequestTimeout bounds each forwarded request (default 10 minutes:
 	// tools may be slow, but a stalled server must not hold a client's
 	// request forever). StartTimeout bounds the start-up handshake and
@@ -493,12 +500,16 @@ func (p *proxy) run(ctx context.Context) error {
 	return result
 }
 
-// checkPins refuses to start a command server whose pinned executable or
-// script is not the file the lock pins (changed, missing, or another one a
+// checkPins refuses to start a server the caller refused (Options.Refuse),
+// and a command server whose pinned executable or script is not the file
+// the lock pins (changed, missing, or another one a
 // symlink or PATH now leads to): nothing of it is run. Checked just before
 // the start, from the lock's directory, as mcp.Start resolves the command.
 func (p *proxy) checkPins() *mcp.StartError {
 	e := p.entry
+	if p.opts.Refuse != nil && !mutation.Off("pins") {
+		return &mcp.StartError{Server: p.name, Stage: "start", Err: p.opts.Refuse, Command: e.Command, Refused: true}
+	}
 	if e.Remote != nil || e.Mcpform == nil || e.Mcpform.Pins == nil || mutation.Off("pins") {
 		return nil
 	}

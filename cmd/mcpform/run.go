@@ -123,11 +123,13 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 	if f.explainSandbox {
 		return explainSandbox(io, f.name, entry, f.lockPath, auditPath, dir)
 	}
+	var refuse error // why the pinned code must not start: the client hears it
 	if entry.Remote == nil && entry.Mcpform != nil && entry.Mcpform.NPM != nil {
 		// An npm server starts from its locked tree, never the runner.
-		if entry, err = npmStart(ctx, io.getenv, entry, dir); err != nil {
-			fmt.Fprintf(io.err, "mcpform run: server %q: %v\n", f.name, err)
-			return exitError
+		if started, err := npmStart(ctx, io.getenv, entry, dir); err != nil {
+			refuse = err
+		} else {
+			entry = started
 		}
 	}
 	warnUnsetEnv(io, []serverEnv{{f.name, entry.EnvPassthrough}}, "started")
@@ -171,6 +173,7 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 		Spin:        spinOption(f.spin),
 		OAuth:       tokens,
 		PinCache:    pinCache(io.getenv),
+		Refuse:      refuse,
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)

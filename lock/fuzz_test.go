@@ -78,6 +78,10 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 		f.Add(bytes.Replace(data, []byte(`".mcpform/npm/`), []byte(`"../npm/`), 1))
 	}
+	// An image record (mcpform.image) beside docker's pin.
+	if data, err := Marshal(imageFile(f)); err == nil {
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lf, err := Parse(data)
 		if err != nil {
@@ -146,6 +150,58 @@ func FuzzParsePins(f *testing.F) {
 		}
 		if q := again.Servers["notes"].Mcpform.Pins; *q.Executable != *p.Executable || (q.Script == nil) != (p.Script == nil) || q.Script != nil && *q.Script != *p.Script {
 			t.Fatalf("pins changed through Marshal: %+v -> %+v", p, q)
+		}
+	})
+}
+
+// FuzzParseImage feeds arbitrary bytes as an entry's mcpform.image object,
+// inside an otherwise valid lock: the loader must never panic, refuse what
+// is not an image record of the format, and a lock it accepts must keep
+// its record through Marshal and Parse.
+func FuzzParseImage(f *testing.F) {
+	for _, s := range []string{
+		`{"reference":"ghcr.io/acme/notes:1.2","digest":"` + imageDigestSample + `","mediaType":"application/vnd.oci.image.index.v1+json"}`,
+		`{"reference":"alpine","digest":"` + imageDigestSample + `"}`,
+		`{"reference":"alpine","digest":"` + strings.ToUpper(imageDigestSample) + `"}`,
+		`{"reference":"a\u0000","digest":"` + imageDigestSample + `"}`,
+		`{"Reference":"alpine","digest":"` + imageDigestSample + `"}`,
+		`{"reference":"alpine","digest":"` + imageDigestSample + `","mediaType":""}`,
+		`{"reference":"alpine"}`, `[]`, `null`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	tmpl, err := Marshal(imageFile(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	start := bytes.Index(tmpl, []byte(`"image": {`)) + len(`"image": `)
+	end := bytes.Index(tmpl[start:], []byte("\n        }\n")) + start + len("\n        }")
+	splice := func(rec []byte) []byte {
+		return append(append(append([]byte{}, tmpl[:start]...), rec...), tmpl[end:]...)
+	}
+	if _, err := Parse(splice([]byte(`{"reference":"alpine","digest":"` + imageDigestSample + `"}`))); err != nil {
+		f.Fatalf("the template with a valid image object: %v", err)
+	}
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		lf, err := Parse(splice(rec))
+		if err != nil {
+			return
+		}
+		im := lf.Servers["notes"].Mcpform.Image
+		if im == nil || !imageDigest.MatchString(im.Digest) || im.Reference == "" || len(im.Reference) > MaxImageReference ||
+			strings.ContainsFunc(im.Reference, func(r rune) bool { return r <= 0x20 || r >= 0x7f }) {
+			t.Fatalf("accepted image %s as %+v", rec, im)
+		}
+		out, err := Marshal(lf)
+		if err != nil {
+			t.Fatalf("Marshal: %v", err)
+		}
+		again, err := Parse(out)
+		if err != nil {
+			t.Fatalf("Parse(Marshal(Parse(data))): %v\n%s", err, out)
+		}
+		if q := again.Servers["notes"].Mcpform.Image; *q != *im {
+			t.Fatalf("image changed through Marshal: %+v -> %+v", im, q)
 		}
 	})
 }

@@ -316,6 +316,9 @@ func parseSurface(m map[string]json.RawMessage, e *Entry) (*Entry, error) {
 		if e.Remote != nil && e.Mcpform.NPM != nil {
 			return nil, fmt.Errorf("mcpform.npm is set on a remote server: it pins the package a command runs")
 		}
+		if e.Remote != nil && e.Mcpform.Image != nil {
+			return nil, fmt.Errorf("mcpform.image is set on a remote server: it pins the image a command runs")
+		}
 		if limits != nil {
 			// mcpform's own part of the sandbox policy, kept under its key
 			// so that other readers of the format can ignore it.
@@ -550,8 +553,10 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
 		// regardless of case, and parsePins checks them exactly.
 		Pins json.RawMessage `json:"pins"`
 		NPM  json.RawMessage `json:"npm"`
+		// Image shadows Settings.Image, checked by parseImage.
+		Image json.RawMessage `json:"image"`
 	}
-	if err := strictDecode(raw, &doc, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "npm", "sandboxLimits"}); err != nil {
+	if err := strictDecode(raw, &doc, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "npm", "image", "sandboxLimits"}); err != nil {
 		return nil, nil, err
 	}
 	if doc.Pins != nil {
@@ -563,6 +568,12 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
 	if doc.NPM != nil {
 		var err error
 		if doc.Settings.NPM, err = parseNPM(doc.NPM); err != nil {
+			return nil, nil, err
+		}
+	}
+	if doc.Image != nil {
+		var err error
+		if doc.Settings.Image, err = parseImage(doc.Image); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -671,6 +682,55 @@ func parseNPM(raw json.RawMessage) (*NPM, error) {
 		return nil, fmt.Errorf("%s.lockfile.path %q is not a relative path inside the lock's directory", what, n.Lockfile.Path)
 	}
 	return n, nil
+}
+
+// imageDigest is the only digest an image pin holds.
+var imageDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// mediaType is a media type as a registry names a manifest
+// (type/subtype[+suffix]), bounded.
+var mediaType = regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]*/[a-z0-9][a-z0-9.+-]*$`)
+
+// MaxImageReference bounds mcpform.image.reference, as pins/image bounds
+// an image reference.
+const MaxImageReference = 512
+
+// parseImage decodes mcpform.image: reference and digest are required,
+// mediaType optional, keys are matched exactly, and any other is refused.
+// pins/image checks the reference's grammar when run starts it.
+func parseImage(raw json.RawMessage) (*Image, error) {
+	const what = "mcpform.image"
+	m, err := object(raw, []string{"reference", "digest", "mediaType"}, what)
+	if err != nil {
+		return nil, err
+	}
+	im := &Image{}
+	for _, k := range []struct {
+		key      string
+		to       *string
+		required bool
+	}{{"reference", &im.Reference, true}, {"digest", &im.Digest, true}, {"mediaType", &im.MediaType, false}} {
+		v, ok := m[k.key]
+		if !ok {
+			if k.required {
+				return nil, fmt.Errorf("%s.%s is missing", what, k.key)
+			}
+			continue
+		}
+		if err := json.Unmarshal(v, k.to); err != nil || bytes.TrimSpace(v)[0] != '"' {
+			return nil, fmt.Errorf("%s.%s is not a string", what, k.key)
+		}
+	}
+	_, hasType := m["mediaType"]
+	switch {
+	case im.Reference == "" || len(im.Reference) > MaxImageReference || strings.ContainsFunc(im.Reference, func(r rune) bool { return r <= 0x20 || r >= 0x7f }):
+		return nil, fmt.Errorf("%s.reference %q is not an image reference (1 to %d printable ASCII characters, no space)", what, im.Reference, MaxImageReference)
+	case !imageDigest.MatchString(im.Digest):
+		return nil, fmt.Errorf("%s.digest %q is not sha256:<64 lowercase hex>", what, im.Digest)
+	case hasType && (!mediaType.MatchString(im.MediaType) || len(im.MediaType) > 255):
+		return nil, fmt.Errorf("%s.mediaType %q is not a media type (type/subtype); an unknown one is left out", what, im.MediaType)
+	}
+	return im, nil
 }
 
 func parseFilePin(raw json.RawMessage, what string) (*FilePin, error) {

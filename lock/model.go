@@ -162,6 +162,25 @@ type Settings struct {
 	// installed copy of that tree, never the runner. nil for any other
 	// server and for an entry locked before npm trees were pinned.
 	NPM *NPM `json:"npm,omitempty"`
+	// Image pins the image of a container server (docker run, podman
+	// run) by its digest: run starts the argv with the image written as
+	// REPOSITORY@DIGEST, never the tag. nil for any other server and for
+	// an entry locked before images were pinned.
+	Image *Image `json:"image,omitempty"`
+}
+
+// Image is what an entry pins of a container server's image (package
+// pins/image).
+type Image struct {
+	// Reference is the image as written in the command (mcp.hcl), tag
+	// and all: run checks the locked command still names it.
+	Reference string `json:"reference"`
+	// Digest is the manifest's (or multi-platform index's) digest the
+	// reference resolved to when planned: "sha256:" and 64 lowercase hex.
+	Digest string `json:"digest"`
+	// MediaType is the manifest's media type as the registry gave it;
+	// empty when the reference carried the digest itself.
+	MediaType string `json:"mediaType,omitempty"`
 }
 
 // NPM is what an entry pins of an npm package and its dependency tree

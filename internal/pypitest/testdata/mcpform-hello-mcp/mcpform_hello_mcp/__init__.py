@@ -1,0 +1,1 @@
+"""A tiny MCP stdio server for mcpform's PyPI tests (standard library only)."""

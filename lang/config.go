@@ -90,6 +90,9 @@ type Server struct {
 	Protocol string
 	// Timeout is the probe timeout (default 30s).
 	Timeout time.Duration
+	// AllowInstallScripts lets the install scripts of an npm server's
+	// pinned tree run when mcpform installs it (they never run otherwise).
+	AllowInstallScripts bool `json:",omitempty"`
 	// Version is the declared surface version (strict semver), "" when
 	// not declared.
 	Version string

@@ -156,6 +156,16 @@ func TestRemoteErrors(t *testing.T) {
 			summary: "Unsupported block for a remote server", line: 3,
 			detail: []string{"confines a local process", "Remove the sandbox block"},
 		},
+		"allow_install_scripts on url": {
+			body:    "  url = \"https://mcp.example.com/\"\n  allow_install_scripts = true",
+			summary: "Unsupported argument for a remote server", line: 3,
+			detail: []string{"install scripts of a pinned npm tree", "Remove allow_install_scripts"},
+		},
+		"allow_install_scripts not a bool": {
+			body:    "  command = [\"x\"]\n  allow_install_scripts = \"yes\"",
+			summary: "Incorrect attribute value type", line: 3,
+			detail: []string{"true or false"},
+		},
 		"auth on command": {
 			body:    "  command = [\"x\"]\n  auth {\n    oauth = true\n  }",
 			summary: "Unsupported block for a local server", line: 3,

@@ -31,6 +31,7 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "timeout"},
 		{Name: "version"},
 		{Name: "client_capabilities"},
+		{Name: "allow_install_scripts"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "auth"},
@@ -168,6 +169,23 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 			default:
 				srv.Timeout = d
 			}
+		}
+	}
+	if a, ok := content.Attributes["allow_install_scripts"]; ok {
+		v, vok := s.value(a, &diags)
+		switch conv, err := convert.Convert(v, cty.Bool); {
+		case !vok:
+		case err != nil || conv.IsNull():
+			diags = append(diags, typeError(a, "true or false", v))
+		case remote && conv.True():
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unsupported argument for a remote server",
+				Detail:   "allow_install_scripts lets the install scripts of a pinned npm tree run when mcpform installs it; a url server's code is installed by whoever runs it, not by mcpform. Remove allow_install_scripts.",
+				Subject:  a.NameRange.Ptr(),
+			})
+		default:
+			srv.AllowInstallScripts = conv.True()
 		}
 	}
 	if a, ok := content.Attributes["version"]; ok {

@@ -577,6 +577,12 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
 			return nil, nil, err
 		}
 	}
+	if doc.PyPI != nil {
+		var err error
+		if doc.Settings.PyPI, err = parsePyPI(doc.PyPI); err != nil {
+			return nil, nil, err
+		}
+	}
 	var limits *policy.Limits
 	if doc.SandboxLimits != nil {
 		var err error
@@ -625,7 +631,7 @@ var npmName = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-
 // must stay inside the lock's directory.
 func parseNPM(raw json.RawMessage) (*NPM, error) {
 	const what = "mcpform.npm"
-	m, err := object(raw, []string{"package", "version", "integrity", "registry", "lockfile", "bin", "installScripts"}, what)
+	m, err := object(raw, []string{"package", "version", "integrity", "registry", "lockfile", "bin", "installScripts", "allowInstallScripts"}, what)
 	if err != nil {
 		return nil, err
 	}
@@ -663,6 +669,12 @@ func parseNPM(raw json.RawMessage) (*NPM, error) {
 				return nil, fmt.Errorf("%s.installScripts holds %q, not a lockfile path (node_modules/…)", what, s)
 			}
 		}
+	}
+	if a, ok := m["allowInstallScripts"]; ok {
+		if !bytes.Equal(bytes.TrimSpace(a), []byte("true")) {
+			return nil, fmt.Errorf("%s.allowInstallScripts is %s, not true; false is left out", what, bytes.TrimSpace(a))
+		}
+		n.AllowInstallScripts = true
 	}
 	bad := func(s string) bool {
 		return strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || r == 0x7f })

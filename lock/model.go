@@ -202,8 +202,12 @@ type NPM struct {
 	// ("dist/index.js").
 	Bin string `json:"bin"`
 	// InstallScripts are the lockfile paths of the tree's packages that
-	// have install scripts, which are never run; empty is left out.
+	// have install scripts, which are never run unless
+	// AllowInstallScripts; empty is left out.
 	InstallScripts []string `json:"installScripts,omitempty"`
+	// AllowInstallScripts is mcp.hcl's allow_install_scripts: the tree is
+	// installed with its install scripts run. false is left out.
+	AllowInstallScripts bool `json:"allowInstallScripts,omitempty"`
 }
 
 // Pins are what an entry pins of the code behind its command: the surface

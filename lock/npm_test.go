@@ -87,6 +87,18 @@ func TestNPMRoundTrip(t *testing.T) {
 	if _, err := Parse(data); err != nil {
 		t.Errorf("Parse without installScripts: %v", err)
 	}
+	f.Servers["notes"].Mcpform.NPM.AllowInstallScripts = true
+	if data, err = Marshal(f); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"bin": "dist/index.js",
+          "allowInstallScripts": true
+        }`)) {
+		t.Errorf("a record that allows install scripts does not say so last:\n%s", data)
+	}
+	if got, err := Parse(data); err != nil || !got.Servers["notes"].Mcpform.NPM.AllowInstallScripts {
+		t.Errorf("Parse with allowInstallScripts: %v", err)
+	}
 	without, err := Marshal(sampleFile(t))
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +136,8 @@ func TestParseRefusesNPM(t *testing.T) {
 		{"scripts empty", `"installScripts": [
             "node_modules/esbuild"
           ]`, `"installScripts": []`, `mcpform.npm.installScripts is empty`},
+		{"scripts allowed false", bin, bin + `, "allowInstallScripts": false`, `mcpform.npm.allowInstallScripts is false, not true; false is left out`},
+		{"scripts allowed not a bool", bin, bin + `, "allowInstallScripts": "yes"`, `mcpform.npm.allowInstallScripts is "yes", not true`},
 	})
 }
 

@@ -104,12 +104,18 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			// run starts its bin with node: node is the executable pinned
 			// (docs/LOCKFILE.md, "npm trees").
 			command := s.Command
-			if spec, ok, err := npm.Parse(s.Command); ok {
+			spec, isNPM, err := npm.Parse(s.Command)
+			if !isNPM && s.AllowInstallScripts {
+				sp.Error = "allow_install_scripts = true: the command is not an npm package runner (npx -y PACKAGE@VERSION…), whose tree mcpform installs, so there are no install scripts for it to allow; remove allow_install_scripts"
+				continue
+			}
+			if isNPM {
 				if err != nil {
 					sp.Error = fmt.Sprintf("mcpform pins an npm runner's package with its whole tree and cannot pin this command: %v; write it as npx -y PACKAGE@VERSION ARGS…", err)
 					continue
 				}
 				nr := planNPM(ctx, spec, s.Name, locked.Servers[s.Name], filepath.Dir(cfg.Lockfile))
+				nr.allowScripts(s.AllowInstallScripts)
 				if nr.err == nil {
 					nr.install(ctx, filepath.Dir(cfg.Lockfile), opts.NPMCache)
 				}
@@ -218,7 +224,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			if old != nil && nr.files != nil && nr.rec == oldNPM(old) {
 				p.Notes = append(p.Notes, fmt.Sprintf("server %q: the stored lockfile %s was missing or damaged, and the registry resolves the same tree again: apply writes it back", r.Name, escape.String(nr.rec.Lockfile.Path)))
 			}
-			changes := npmChanges(sp.Addr, old == nil, oldNPM(old), nr.rec, nr.oldTree, nr.newTree)
+			changes := npmChanges(sp.Addr, old == nil, oldNPM(old), nr.rec, nr.oldTree, nr.newTree, nr.scripts)
 			sp.Changes = append(sp.Changes, changes...)
 			if old != nil && len(changes) > 0 {
 				sp.Action = Update

@@ -46,13 +46,27 @@ type npmResult struct {
 	// entry and bin are the tree's cache entry and the absolute file of
 	// its bin there: the probe starts the pinned code, as run does.
 	entry, bin string
-	err        error
+	// scripts are the install scripts of the installed tree, by package,
+	// for the plan to show (read when rec lists any).
+	scripts []npm.PackageScripts
+	err     error
+}
+
+// allowScripts records mcp.hcl's allow_install_scripts in r's record, in a
+// copy when it changes a locked record.
+func (r *npmResult) allowScripts(allow bool) {
+	if r.rec == nil || r.rec.AllowInstallScripts == allow {
+		return
+	}
+	rec := *r.rec
+	rec.AllowInstallScripts = allow
+	r.rec = &rec
 }
 
 // NPMPin is a locked npm record as pins/npm's Pin.
 func NPMPin(rec *lock.NPM) *npm.Pin {
 	return &npm.Pin{Package: rec.Package, Version: rec.Version, Integrity: rec.Integrity, Registry: rec.Registry,
-		Lockfile: rec.Lockfile.SHA256, Bin: rec.Bin, InstallScripts: rec.InstallScripts}
+		Lockfile: rec.Lockfile.SHA256, Bin: rec.Bin, InstallScripts: rec.InstallScripts, RunScripts: rec.AllowInstallScripts}
 }
 
 func oldNPM(old *lock.Entry) *lock.NPM {
@@ -163,11 +177,17 @@ func (r *npmResult) install(ctx context.Context, lockDir, cacheRoot string) {
 		return
 	}
 	r.entry, r.bin = npm.EntryDir(cacheRoot, pin), bin
+	if len(pin.InstallScripts) > 0 {
+		if r.scripts, err = npm.ScriptsOf(cacheRoot, pin); err != nil {
+			r.err = fmt.Errorf("mcpform installed %s@%s and cannot read its install scripts for the plan (%w); the lock is not changed",
+				escape.String(r.rec.Package), escape.String(r.rec.Version), err)
+		}
+	}
 }
 
 // npmChanges compares the locked npm record with the planned one. The
 // values are the records, so every format shows both sides.
-func npmChanges(addr string, newServer bool, old, live *lock.NPM, oldTree, newTree []byte) []Change {
+func npmChanges(addr string, newServer bool, old, live *lock.NPM, oldTree, newTree []byte, scripts []npm.PackageScripts) []Change {
 	if live == nil {
 		return nil
 	}
@@ -198,11 +218,62 @@ func npmChanges(addr string, newServer bool, old, live *lock.NPM, oldTree, newTr
 				old.Lockfile.SHA256[:12], live.Lockfile.SHA256[:12], treeDiff(oldTree, newTree, old.Registry, live.Registry))})
 	}
 	if len(live.InstallScripts) > 0 && (old == nil || !slices.Equal(old.InstallScripts, live.InstallScripts)) {
-		add(Change{Addr: a + ".installScripts", Action: Update, Rule: "PKG-NPM-INSTALL-SCRIPTS", After: mustJSON(live.InstallScripts),
-			Detail: fmt.Sprintf("%d package(s) of the tree have install scripts, which mcpform never runs (npm ci --ignore-scripts): %s; a server that needs one may not work",
-				len(live.InstallScripts), escape.String(strings.Join(live.InstallScripts, ", ")))})
+		what := "which mcpform does not run (npm ci --ignore-scripts; allow_install_scripts = true in the server's block runs them); a server that needs one may not work"
+		if live.AllowInstallScripts {
+			what = "which run with your rights when mcpform installs the tree (allow_install_scripts = true)"
+		}
+		c := Change{Addr: a + ".installScripts", Action: Update, Rule: "PKG-NPM-INSTALL-SCRIPTS", After: mustJSON(live.InstallScripts),
+			Detail: fmt.Sprintf("%d package(s) of the tree have install scripts, %s: %s", len(live.InstallScripts), what, scriptList(live.InstallScripts, scripts))}
+		if scripts != nil {
+			c.After = mustJSON(scripts)
+		}
+		add(c)
+	}
+	wasAllowed := old != nil && old.AllowInstallScripts
+	switch {
+	case live.AllowInstallScripts && !wasAllowed:
+		add(Change{Addr: a + ".allowInstallScripts", Action: Update, Rule: "PKG-NPM-SCRIPTS-ALLOWED", Before: mustJSON(false), After: mustJSON(true),
+			Detail: fmt.Sprintf("allow_install_scripts = true: mcpform installs %s@%s with the install scripts of its tree run, with your rights: %s",
+				escape.String(live.Package), escape.String(live.Version), scriptList(live.InstallScripts, scripts))})
+	case !live.AllowInstallScripts && wasAllowed:
+		add(Change{Addr: a + ".allowInstallScripts", Action: Update, Rule: "PKG-NPM-SCRIPTS-DISALLOWED", Before: mustJSON(true), After: mustJSON(false),
+			Detail: "allow_install_scripts removed: the tree is installed again without running its install scripts"})
 	}
 	return out
+}
+
+// maxScriptText bounds how much of one install script a plan shows.
+const maxScriptText = 300
+
+// scriptList says which packages have install scripts and, when the
+// installed tree was read, what each runs: `node_modules/esbuild
+// (postinstall: "node install.js")`. The texts are the registry's,
+// escaped and cut at maxScriptText.
+func scriptList(paths []string, scripts []npm.PackageScripts) string {
+	if len(paths) == 0 {
+		return "the tree has none today"
+	}
+	hooks := map[string][]npm.Hook{}
+	for _, ps := range scripts {
+		hooks[ps.Path] = ps.Hooks
+	}
+	var parts []string
+	for _, p := range paths {
+		part := escape.String(p)
+		var hs []string
+		for _, h := range hooks[p] {
+			text := h.Command
+			if len(text) > maxScriptText {
+				text = text[:maxScriptText] + "…"
+			}
+			hs = append(hs, fmt.Sprintf("%s: \"%s\"", h.Name, escape.String(text)))
+		}
+		if len(hs) > 0 {
+			part += " (" + strings.Join(hs, "; ") + ")"
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // treeDiff is a short per-package diff of two lockfiles (": +a@1, -b@2,

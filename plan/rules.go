@@ -354,11 +354,25 @@ func buildCatalogue() []Rule {
 			"tarball. The detail lists the packages that differ. Each is code that runs inside the server.",
 		Example: `lockfile sha256 9c1e… -> 51fa…; 2 package(s) of the tree differ: ajv 8.17.1 -> 8.18.0, +fast-uri@3.1.0`})
 	add(Rule{ID: "PKG-NPM-INSTALL-SCRIPTS", Grade: None, Class: Code, Security: true,
-		Summary: "Packages of the npm tree have install scripts, which mcpform never runs.",
+		Summary: "Packages of the npm tree have install scripts, which mcpform does not run unless allowed.",
 		Detail: "mcpform installs pinned trees with npm ci --ignore-scripts, so a preinstall, install or postinstall " +
 			"script does not run: a package that needs one (a native build, a downloaded binary) may not work. The " +
-			"list is the packages that have one; a script is code from the registry that would run with your rights.",
-		Example: `installScripts: ["node_modules/esbuild"]`})
+			"detail lists each package with the text of each script (the registry's, escaped); a script is code " +
+			"from the registry that would run with your rights. allow_install_scripts = true in the server's block " +
+			"runs them (PKG-NPM-SCRIPTS-ALLOWED).",
+		Example: `node_modules/esbuild (postinstall: "node install.js")`})
+	add(Rule{ID: "PKG-NPM-SCRIPTS-ALLOWED", Grade: None, Class: Code, Security: true,
+		Summary: "The npm tree is installed with its install scripts run (allow_install_scripts = true).",
+		Detail: "mcp.hcl now says allow_install_scripts = true for the server: plan, apply's cache and run install its " +
+			"tree with npm ci running every preinstall, install and postinstall script of it, with the rights of the " +
+			"user who installs it and outside any sandbox. Read each script the detail lists before applying; the " +
+			"tree installed that way has its own cache entry, checked like any other before each start.",
+		Example: `allowInstallScripts: false -> true: node_modules/esbuild (postinstall: "node install.js")`})
+	add(Rule{ID: "PKG-NPM-SCRIPTS-DISALLOWED", Grade: None, Class: Code,
+		Summary: "The npm tree is installed without running its install scripts again.",
+		Detail: "allow_install_scripts was removed from the server's block: the tree is installed with npm ci " +
+			"--ignore-scripts, and a package that needs its script may not work.",
+		Example: `allowInstallScripts: true -> false`})
 	add(Rule{ID: "PKG-NPM-ADDED", Grade: None, Class: Code,
 		Summary: "The npm package and its whole tree are pinned for the first time.",
 		Detail: "The entry was locked before mcpform pinned npm trees: apply records the package's integrity and the " +

@@ -71,8 +71,13 @@ type statCache struct {
 	Keys   map[string]string `json:"keys"`
 }
 
-// EntryDir is the cache entry of pin under cacheRoot.
+// EntryDir is the cache entry of pin under cacheRoot: named by the
+// lockfile's digest, with "-scripts" after it for a tree installed with
+// its install scripts run (what they leave is not the same tree).
 func EntryDir(cacheRoot string, pin *Pin) string {
+	if pin.RunScripts {
+		return filepath.Join(cacheRoot, pin.Lockfile+"-scripts")
+	}
 	return filepath.Join(cacheRoot, pin.Lockfile)
 }
 
@@ -89,7 +94,8 @@ func BinFile(cacheRoot string, pin *Pin) (string, error) {
 // Install puts pin's tree into its cache entry under cacheRoot, once: it
 // reads the pinned lockfile from dir (where Resolve wrote it; its digest
 // must be pin.Lockfile, and it is checked again with CheckLockfile), runs
-// npm ci --ignore-scripts --omit=dev from it in a temporary directory
+// npm ci --ignore-scripts --omit=dev (its install scripts run only with
+// pin.RunScripts) from it in a temporary directory
 // under cacheRoot (npm checks every tarball against the lockfile's
 // integrity), checks that each installed package is the name and version
 // the lockfile says, walks the tree within MaxFiles and MaxTreeBytes
@@ -144,7 +150,7 @@ func Install(ctx context.Context, pin *Pin, dir, cacheRoot string) (string, erro
 	if err := os.WriteFile(filepath.Join(project, LockfileName), raw, 0o644); err != nil {
 		return "", err
 	}
-	if err := runNPM(ctx, project, pin.Registry, "ci"); err != nil {
+	if err := npmCommand(ctx, project, pin.Registry, pin.RunScripts, "ci"); err != nil {
 		return "", err
 	}
 	if err := checkInstalled(project, lf); err != nil {

@@ -10,14 +10,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/mcpform/mcpform/internal/npmtest"
 )
 
@@ -82,7 +85,7 @@ func (p *pinned) get(t *testing.T, argv ...string) *pinned {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, p := range []*pinned{everything, small} {
+	for _, p := range []*pinned{everything, small, scripted} {
 		if p.dir != "" {
 			os.RemoveAll(filepath.Dir(p.dir))
 		}
@@ -311,4 +314,63 @@ func TestInstallRefusesChangedLockfile(t *testing.T) {
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// scripted is the real esbuild, whose postinstall replaces its JavaScript
+// launcher bin/esbuild with the native binary of the platform package it
+// depends on: a script whose effect a test can see.
+var scripted = &pinned{}
+
+// TestInstallScripts: the real esbuild@0.28.2 is pinned with its
+// postinstall listed, ScriptsOf reads the script's text from the installed
+// tree, an install without RunScripts leaves the launcher as published
+// (the script did not run), and one with RunScripts, in its own cache
+// entry, leaves the native binary the script put there; both verify.
+func TestInstallScripts(t *testing.T) {
+	p := scripted.get(t, "npx", "-y", "esbuild@0.28.2")
+	if !slices.Contains(p.pin.InstallScripts, "node_modules/esbuild") {
+		t.Fatalf("InstallScripts = %q; want node_modules/esbuild", p.pin.InstallScripts)
+	}
+	got, err := ScriptsOf(p.cache, p.pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PackageScripts{{Path: "node_modules/esbuild", Hooks: []Hook{{Name: "postinstall", Command: "node install.js"}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ScriptsOf (-want +got):\n%s", diff)
+	}
+	launcher := func(pin *Pin) []byte {
+		t.Helper()
+		f, err := os.Open(filepath.Join(EntryDir(p.cache, pin), treeDir, "node_modules", "esbuild", "bin", "esbuild"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		head := make([]byte, 4)
+		if _, err := io.ReadFull(f, head); err != nil {
+			t.Fatal(err)
+		}
+		return head
+	}
+	if head := launcher(p.pin); string(head[:2]) != "#!" {
+		t.Errorf("without RunScripts, bin/esbuild starts %q: the postinstall ran", head)
+	}
+	run := *p.pin
+	run.RunScripts = true
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	if _, err := Install(ctx, &run, p.dir, p.cache); err != nil {
+		t.Fatal(err)
+	}
+	if EntryDir(p.cache, &run) == EntryDir(p.cache, p.pin) {
+		t.Fatal("a tree installed with its scripts run shares the cache entry of one installed without")
+	}
+	if head := launcher(&run); string(head) != "\x7fELF" {
+		t.Errorf("with RunScripts, bin/esbuild starts %q, not the native binary the postinstall links there", head)
+	}
+	for _, pin := range []*Pin{p.pin, &run} {
+		if err := Verify(p.cache, pin); err != nil {
+			t.Errorf("Verify(RunScripts=%v): %v", pin.RunScripts, err)
+		}
+	}
 }

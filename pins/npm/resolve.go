@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/gowebpki/jcs"
@@ -40,9 +41,13 @@ type Pin struct {
 	// Packages counts the tree's packages, the root package's included.
 	Packages int
 	// InstallScripts are the lockfile paths of the packages with install
-	// scripts (never run: installs use --ignore-scripts); a plan reports
-	// them.
+	// scripts (not run unless RunScripts: installs use --ignore-scripts);
+	// a plan reports them.
 	InstallScripts []string
+	// RunScripts lets Install run the tree's install scripts (mcp.hcl's
+	// allow_install_scripts). The tree they leave is another tree, so
+	// it has its own cache entry.
+	RunScripts bool
 }
 
 // The files Resolve writes into its directory and Install into a cache
@@ -143,7 +148,13 @@ func packageJSON(name, version string) []byte {
 // runNPM runs npm in dir against reg, never running lifecycle scripts, no
 // audit or funding requests, without dev dependencies.
 func runNPM(ctx context.Context, dir, reg string, args ...string) error {
-	args = append(args, "--ignore-scripts", "--no-audit", "--no-fund", "--omit=dev", "--registry="+reg, "--no-update-notifier")
+	return npmCommand(ctx, dir, reg, false, args...)
+}
+
+// npmCommand runs npm with args in dir against reg, its install scripts
+// skipped unless scripts is set.
+func npmCommand(ctx context.Context, dir, reg string, scripts bool, args ...string) error {
+	args = append(args, "--ignore-scripts="+strconv.FormatBool(!scripts), "--no-audit", "--no-fund", "--omit=dev", "--registry="+reg, "--no-update-notifier")
 	cmd := exec.CommandContext(ctx, "npm", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "npm_config_registry="+reg)

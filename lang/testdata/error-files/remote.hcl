@@ -16,8 +16,9 @@ server "local" {
 }
 
 server "remote" {
-  url = "https://mcp.example.com/mcp"
-  env = ["GITHUB_TOKEN"] # ERROR: Unsupported argument for a remote server
+  url                   = "https://mcp.example.com/mcp"
+  env                   = ["GITHUB_TOKEN"] # ERROR: Unsupported argument for a remote server
+  allow_install_scripts = true             # ERROR: Unsupported argument for a remote server
   sandbox {              # ERROR: Unsupported block for a remote server
     network {
       allow = []

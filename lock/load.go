@@ -577,12 +577,6 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
 			return nil, nil, err
 		}
 	}
-	if doc.PyPI != nil {
-		var err error
-		if doc.Settings.PyPI, err = parsePyPI(doc.PyPI); err != nil {
-			return nil, nil, err
-		}
-	}
 	var limits *policy.Limits
 	if doc.SandboxLimits != nil {
 		var err error

@@ -82,6 +82,12 @@ func FuzzParse(f *testing.F) {
 	if data, err := Marshal(imageFile(f)); err == nil {
 		f.Add(data)
 	}
+	// A PyPI record (mcpform.pypi) beside python's pin, and one whose
+	// entry point is code rather than a reference.
+	if data, err := Marshal(pypiFile(f)); err == nil {
+		f.Add(data)
+		f.Add(bytes.Replace(data, []byte(`"mcp_server_fetch:main"`), []byte(`"os:system('id')"`), 1))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lf, err := Parse(data)
 		if err != nil {

@@ -316,6 +316,9 @@ func parseSurface(m map[string]json.RawMessage, e *Entry) (*Entry, error) {
 		if e.Remote != nil && e.Mcpform.NPM != nil {
 			return nil, fmt.Errorf("mcpform.npm is set on a remote server: it pins the package a command runs")
 		}
+		if e.Remote != nil && e.Mcpform.PyPI != nil {
+			return nil, fmt.Errorf("mcpform.pypi is set on a remote server: it pins the package a command runs")
+		}
 		if e.Remote != nil && e.Mcpform.Image != nil {
 			return nil, fmt.Errorf("mcpform.image is set on a remote server: it pins the image a command runs")
 		}
@@ -555,8 +558,10 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
 		NPM  json.RawMessage `json:"npm"`
 		// Image shadows Settings.Image, checked by parseImage.
 		Image json.RawMessage `json:"image"`
+		// PyPI shadows Settings.PyPI, checked by parsePyPI.
+		PyPI json.RawMessage `json:"pypi"`
 	}
-	if err := strictDecode(raw, &doc, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "npm", "image", "sandboxLimits"}); err != nil {
+	if err := strictDecode(raw, &doc, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "npm", "image", "pypi", "sandboxLimits"}); err != nil {
 		return nil, nil, err
 	}
 	if doc.Pins != nil {
@@ -574,6 +579,12 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
 	if doc.Image != nil {
 		var err error
 		if doc.Settings.Image, err = parseImage(doc.Image); err != nil {
+			return nil, nil, err
+		}
+	}
+	if doc.PyPI != nil {
+		var err error
+		if doc.Settings.PyPI, err = parsePyPI(doc.PyPI); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -737,6 +748,68 @@ func parseImage(raw json.RawMessage) (*Image, error) {
 		return nil, fmt.Errorf("%s.mediaType %q is not a media type (type/subtype); an unknown one is left out", what, im.MediaType)
 	}
 	return im, nil
+}
+
+// The grammar of mcpform.pypi's names, as pins/pypi writes them: a
+// normalised PEP 503 name, an exact version (N.N[aN|bN|rcN][.postN][.devN]),
+// a console script name, and a module:function reference of dotted ASCII
+// identifiers. pins/pypi checks the same when run starts the entry.
+var (
+	pypiName       = regexp.MustCompile(`^([a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])$`)
+	pypiVersion    = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$`)
+	pypiScript     = regexp.MustCompile(`^[A-Za-z0-9._+][A-Za-z0-9._+-]*$`)
+	pypiEntryPoint = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+)
+
+// parsePyPI decodes mcpform.pypi: every key is required, keys are matched
+// exactly, and any other is refused. The requirements file's path must
+// stay inside the lock's directory.
+func parsePyPI(raw json.RawMessage) (*PyPI, error) {
+	const what = "mcpform.pypi"
+	m, err := object(raw, []string{"package", "version", "sha256", "index", "requirements", "script", "entryPoint"}, what)
+	if err != nil {
+		return nil, err
+	}
+	py := &PyPI{}
+	for _, k := range []struct {
+		key string
+		to  *string
+	}{{"package", &py.Package}, {"version", &py.Version}, {"sha256", &py.SHA256}, {"index", &py.Index}, {"script", &py.Script}, {"entryPoint", &py.EntryPoint}} {
+		v, ok := m[k.key]
+		if !ok {
+			return nil, fmt.Errorf("%s.%s is missing", what, k.key)
+		}
+		if err := json.Unmarshal(v, k.to); err != nil || bytes.TrimSpace(v)[0] != '"' {
+			return nil, fmt.Errorf("%s.%s is not a string", what, k.key)
+		}
+	}
+	rq, ok := m["requirements"]
+	if !ok {
+		return nil, fmt.Errorf("%s.requirements is missing", what)
+	}
+	p, err := parseFilePin(rq, what+".requirements")
+	if err != nil {
+		return nil, err
+	}
+	py.Requirements = *p
+	switch {
+	case !pypiName.MatchString(py.Package) || len(py.Package) > 200:
+		return nil, fmt.Errorf("%s.package %q is not a normalised Python package name", what, py.Package)
+	case !pypiVersion.MatchString(py.Version) || len(py.Version) > 64:
+		return nil, fmt.Errorf("%s.version %q is not an exact version", what, py.Version)
+	case !sha256Hex.MatchString(py.SHA256):
+		return nil, fmt.Errorf("%s.sha256 %q is not 64 lowercase hex digits (the wheel's SHA-256)", what, py.SHA256)
+	case py.Index != "" && (!(strings.HasPrefix(py.Index, "https://") || strings.HasPrefix(py.Index, "http://")) || len(py.Index) > 2048 ||
+		strings.ContainsFunc(py.Index, func(r rune) bool { return r <= 0x20 || r >= 0x7f })):
+		return nil, fmt.Errorf("%s.index %q is not an http(s) URL (or \"\" for find-links only)", what, py.Index)
+	case !pypiScript.MatchString(py.Script) || len(py.Script) > 200:
+		return nil, fmt.Errorf("%s.script %q is not a console script name", what, py.Script)
+	case !pypiEntryPoint.MatchString(py.EntryPoint) || len(py.EntryPoint) > 400:
+		return nil, fmt.Errorf("%s.entryPoint %q is not a module:function reference", what, py.EntryPoint)
+	case strings.HasPrefix(py.Requirements.Path, "/") || strings.Contains(py.Requirements.Path, `\`) || slices.Contains(strings.Split(py.Requirements.Path, "/"), ".."):
+		return nil, fmt.Errorf("%s.requirements.path %q is not a relative path inside the lock's directory", what, py.Requirements.Path)
+	}
+	return py, nil
 }
 
 func parseFilePin(raw json.RawMessage, what string) (*FilePin, error) {

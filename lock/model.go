@@ -167,6 +167,37 @@ type Settings struct {
 	// REPOSITORY@DIGEST, never the tag. nil for any other server and for
 	// an entry locked before images were pinned.
 	Image *Image `json:"image,omitempty"`
+	// PyPI pins the whole tree of a PyPI package runner's server (uvx, uv
+	// tool run, pipx run): run starts its console script with the venv's
+	// python from an installed copy of that tree, never the runner. nil
+	// for any other server and for an entry locked before PyPI trees were
+	// pinned.
+	PyPI *PyPI `json:"pypi,omitempty"`
+}
+
+// PyPI is what an entry pins of a PyPI package and its dependency tree
+// (package pins/pypi): the exact package, its wheel's sha256, and the
+// tree by the digest of a requirements file stored beside the lock.
+type PyPI struct {
+	// Package is the package's normalised name (PEP 503), Version its
+	// exact version.
+	Package string `json:"package"`
+	Version string `json:"version"`
+	// SHA256 is the package's wheel's digest, lowercase hex.
+	SHA256 string `json:"sha256"`
+	// Index is the index pip resolved the tree from (passwords redacted),
+	// "" when it used find-links only: a record for review, since every
+	// wheel is installed by its hash.
+	Index string `json:"index"`
+	// Requirements is the tree's requirements.txt (name==version
+	// --hash=sha256:…, sorted), by path relative to the lock's directory
+	// and SHA-256; run installs exactly it and names the cache entry by
+	// its digest.
+	Requirements FilePin `json:"requirements"`
+	// Script is the console script run starts and EntryPoint its object
+	// reference (module:function), which run calls with the venv's python.
+	Script     string `json:"script"`
+	EntryPoint string `json:"entryPoint"`
 }
 
 // Image is what an entry pins of a container server's image (package

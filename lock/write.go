@@ -184,7 +184,7 @@ func (w *writer) entry(name string, e *Entry, last bool) error {
 }
 
 func (s *Settings) isEmpty() bool {
-	return s.Version == "" && len(s.Tools) == 0 && s.ClientCapabilities == nil && s.Protocol == "" && s.Timeout == "" && s.Pins == nil && s.NPM == nil && s.Image == nil
+	return s.Version == "" && len(s.Tools) == 0 && s.ClientCapabilities == nil && s.Protocol == "" && s.Timeout == "" && s.Pins == nil && s.NPM == nil && s.Image == nil && s.PyPI == nil
 }
 
 func nonNil(s []string) []string {

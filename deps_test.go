@@ -42,7 +42,8 @@ var allowedImports = map[string]allowed{
 	"surface":     {imports: []string{"lock", "mcp"}},
 	"pins":        {imports: []string{"internal/escape", "lock"}},
 	"pins/npm":    {imports: []string{"internal/escape", "internal/strictjson", "pins"}, tests: []string{"internal/npmtest"}},
-	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "pins", "pins/npm", "policy", "surface"}, tests: []string{"internal/fakemcp"}},
+	"pins/image":  {imports: []string{"internal/escape"}, tests: []string{"internal/imagetest"}},
+	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "pins", "pins/image", "pins/npm", "policy", "surface"}, tests: []string{"internal/fakemcp", "internal/imagetest"}},
 	"plan/render": {imports: []string{"internal/escape", "internal/textdiff", "lock", "plan"}, tests: []string{"mcp"}},
 	"lock/render": {imports: []string{"internal/escape", "lock"}},
 	"apply":       {imports: []string{"lock", "plan"}},
@@ -83,6 +84,7 @@ var allowedImports = map[string]allowed{
 	"internal/procfd":                {},
 	"internal/hostile":               {imports: []string{"internal/procfd"}},
 	"internal/npmtest":               {},
+	"internal/imagetest":             {},
 	"internal/benchclient":           {},
 	"internal/cmd/proxybench":        {imports: []string{"internal/benchclient", "lock"}},
 	"internal/cmd/conformanceclient": {},
@@ -100,7 +102,7 @@ type allowed struct {
 // forbiddenExternal lists third-party packages a package must not reach, even
 // indirectly: runtime gets evaluated constants through the lock, never HCL.
 var forbiddenExternal = map[string][]string{
-	"runtime":         {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
+	"runtime":         {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty", "github.com/google/go-containerregistry"},
 	"runtime/sandbox": {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"runtime/egress":  {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},
 	"runtime/taint":   {"github.com/hashicorp/hcl", "github.com/zclconf/go-cty"},

@@ -78,6 +78,8 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 	npmPinned := map[string]npmResult{}  // the npm tree of each npm runner's server
 	var rejectedMu sync.Mutex
 	rejected := map[string][]string{} // notes of the tools each probe left out
+	// The image of each container server.
+	imagePinned := map[string]imageResult{}
 	for _, s := range cfg.Servers {
 		if !selected(s.Name, s.Addr) {
 			continue
@@ -127,6 +129,17 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 				command = []string{"node"}
 				probed = append([]string{"node", nr.bin}, spec.Args...)
 				pol = pol.WithRead(nr.entry)
+			}
+			// A container server is pinned by its image's digest and probed
+			// by it; the engine stays the executable pinned
+			// (docs/LOCKFILE.md, "Container images").
+			if ir, ok := planImage(ctx, s.Name, s.Command, locked.Servers[s.Name]); ok {
+				if ir.err != nil {
+					sp.Error = ir.err.Error()
+					continue
+				}
+				imagePinned[s.Name] = ir
+				probed = ir.argv
 			}
 			// Before the probe: a file swapped while the probe runs is
 			// then not the one locked, and run refuses it.
@@ -229,6 +242,9 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			if old != nil && len(changes) > 0 {
 				sp.Action = Update
 			}
+		}
+		if ir, ok := imagePinned[r.Name]; ok && sp.Entry != nil {
+			recordImage(p, sp, ir, locked.Servers[r.Name])
 		}
 	}
 	for name, e := range locked.Servers {

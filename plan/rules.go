@@ -333,6 +333,21 @@ func buildCatalogue() []Rule {
 		Detail: "The argument the locked script pin came from is no longer an existing file, or the command no longer " +
 			"runs an interpreter with a script: after apply, run checks the executable alone.",
 		Example: `server/index.js: sha256 b7d0… -> (none)`})
+	// A container server's image (pins/image): run starts the locked
+	// digest, so another digest is other code under the same name.
+	add(Rule{ID: "PKG-IMAGE-CHANGED", Grade: Major, Class: Code, Security: true,
+		Summary: "The container image is another image than the one locked (another digest).",
+		Detail: "Either the same reference now resolves to another digest (the tag was moved: a new release, or an " +
+			"image replaced by whoever can push to the repository) or mcp.hcl names another image. The surface may be " +
+			"the same and the code is not. mcpform run keeps starting the locked digest until the change is applied; " +
+			"find out what the new image is (its release notes, who pushed it) before applying.",
+		Example: `ghcr.io/acme/notes:1.2: sha256:3f9a… -> sha256:8b0e…`})
+	add(Rule{ID: "PKG-IMAGE-ADDED", Grade: None, Class: Code,
+		Summary: "The container image is pinned by its digest for the first time.",
+		Detail: "The entry was locked before mcpform pinned images: apply records the digest the reference names " +
+			"today, and from then on mcpform run starts the image by that digest, never the tag. Nothing is known of " +
+			"which image the tag named before, so review it as you would a new server's.",
+		Example: `ghcr.io/acme/notes:1.2: (none) -> sha256:3f9a…`})
 	// An npm runner's package and its whole tree (pins/npm): run starts
 	// the locked tree from mcpform's cache, so a change here is new code.
 	add(Rule{ID: "PKG-NPM-VERSION-CHANGED", Grade: Major, Class: Code,

@@ -18,6 +18,7 @@ func TestEveryRuleIsCatalogued(t *testing.T) {
 	t.Run("server", TestDiffServerFields)
 	t.Run("pins", TestPinChanges)
 	t.Run("npm", TestNPMChanges)
+	t.Run("image", TestImageChanges)
 	for id := range seenRules {
 		if _, ok := LookupRule(id); !ok {
 			t.Errorf("a change carries rule %s, which is not in the catalogue", id)

@@ -2,11 +2,8 @@ package image
 
 import (
 	"context"
-	"io"
-	"log"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,46 +11,29 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/mcpform/mcpform/internal/imagetest"
 )
 
-// testRegistry is go-containerregistry's in-memory registry, served on
-// 127.0.0.1: the registry protocol for real, with no container engine.
-// It returns the registry's host:port and the number of requests served.
+// testRegistry is an in-process registry on 127.0.0.1 (internal/imagetest):
+// the registry protocol for real, with no container engine. It returns the
+// registry's host:port and the number of requests served.
 func testRegistry(t testing.TB) (string, *atomic.Int64) {
-	t.Helper()
-	var n atomic.Int64
-	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://"), &n
+	r := imagetest.Start(t)
+	return r.Host, &r.Requests
 }
 
-// PushImage pushes a random image under ref and returns its digest.
+// pushImage pushes a random image under ref and returns its digest.
 func pushImage(t testing.TB, ref string) v1.Hash {
 	t.Helper()
-	img, err := random.Image(256, 1)
+	h, err := v1.NewHash(imagetest.Push(t, ref))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tag, err := name.NewTag(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(tag, img); err != nil {
-		t.Fatalf("push %s: %v", ref, err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return h
 }
 
 func mustParse(t testing.TB, argv ...string) *Spec {

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpform/mcpform/lock"
 	lockrender "github.com/mcpform/mcpform/lock/render"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/pins"
 	"github.com/mcpform/mcpform/plan"
 )
 
@@ -38,6 +39,9 @@ func parseVerifyFlags(args []string, stderr io.Writer) (verifyFlags, error) {
 
 Probes every locked server (or the NAMEs) with its locked argv, env names and era
 and compares the live surface with mcp.lock. Needs no mcp.hcl: it is the CI gate.
+Each server is started as mcpform run starts it: its pinned files checked first (a
+changed one is drift, and the server is not started), an npm server from its pinned
+tree in mcpform's cache.
 
 Exit codes: 0 in sync (informational drift is reported), 1 definitional drift
 (informational too with -strict), 2 lock missing, unreadable or tampered,
@@ -74,10 +78,21 @@ func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
 	movedAuth := map[string]bool{} // OAuth servers that name another authorization now
 	confine := newConfiner(io, f.lock, defaultAuditPath(io))
 	defer confine.Close()
+	cache := pinCache(io.getenv)
 	for _, name := range names {
-		t := plan.TargetFromEntry(name, lf.Servers[name], dir)
+		// The server as run starts it: its pinned code, checked first.
+		e, err := launchable(ctx, io.getenv, lf.Servers[name], dir)
+		if err != nil {
+			reports = append(reports, lockrender.VerifyServer{Name: name, Status: lockrender.Failed, Drift: []lockrender.VerifyDrift{}, Error: err.Error(), DidNotStart: true})
+			continue
+		}
+		if rep, ok := checkPins(name, e, dir, cache); !ok {
+			reports = append(reports, rep)
+			continue
+		}
+		t := plan.TargetFromEntry(name, e, dir)
 		t.LookupEnv = lookupEnv(io)
-		prepare, err := confine.hook(name, lf.Servers[name].Policy)
+		prepare, err := confine.hook(name, e.Policy)
 		if err != nil {
 			reports = append(reports, lockrender.VerifyServer{Name: name, Status: lockrender.Failed, Error: err.Error()})
 			continue
@@ -120,6 +135,27 @@ func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
 		lockrender.Verify(io.out, rep)
 	}
 	return rep.ExitCode
+}
+
+// checkPins compares the files e's command starts with the lock's pins,
+// as run does before each start. A file that is not the pinned one is
+// definitional drift (plan shows it as PKG-EXECUTABLE-CHANGED or
+// PKG-SCRIPT-CHANGED, and run refuses to start the server), and the
+// server is not probed: ok is false and rep says what changed.
+func checkPins(name string, e *lock.Entry, dir string, cache *pins.Cache) (rep lockrender.VerifyServer, ok bool) {
+	if e.Remote != nil || e.Mcpform == nil {
+		return rep, true
+	}
+	err := pins.Check(e.Mcpform.Pins, e.Command, dir, cache)
+	if err == nil {
+		return rep, true
+	}
+	var m *pins.Mismatch
+	if !errors.As(err, &m) {
+		return lockrender.VerifyServer{Name: name, Status: lockrender.Failed, Drift: []lockrender.VerifyDrift{}, Error: err.Error(), DidNotStart: true}, false
+	}
+	return lockrender.VerifyServer{Name: name, Status: lockrender.Drift, Error: m.Error(),
+		Drift: []lockrender.VerifyDrift{{Class: lock.Definitional.String(), Action: "~", Field: "pins." + m.What}}}, false
 }
 
 // verifyServer is the verdict on one probed server: in sync, drifted

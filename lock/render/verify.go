@@ -82,6 +82,11 @@ func Verify(w io.Writer, r VerifyReport) {
 		case Drift:
 			drifted++
 			fmt.Fprintf(w, "%s: drift\n", s.Name)
+			if s.Error != "" {
+				for _, l := range strings.Split(s.Error, "\n") {
+					fmt.Fprintf(w, "    %s\n", l)
+				}
+			}
 		case Failed:
 			failed++
 			if s.DidNotStart {

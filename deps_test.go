@@ -43,7 +43,8 @@ var allowedImports = map[string]allowed{
 	"pins":        {imports: []string{"internal/escape", "lock"}},
 	"pins/npm":    {imports: []string{"internal/escape", "internal/strictjson", "pins"}, tests: []string{"internal/npmtest"}},
 	"pins/image":  {imports: []string{"internal/escape"}, tests: []string{"internal/imagetest"}},
-	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "pins", "pins/image", "pins/npm", "policy", "surface"}, tests: []string{"internal/fakemcp", "internal/imagetest"}},
+	"pins/pypi":   {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "pins"}, tests: []string{"internal/pypitest"}},
+	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "pins", "pins/image", "pins/npm", "pins/pypi", "policy", "surface"}, tests: []string{"internal/fakemcp", "internal/imagetest", "internal/pypitest"}},
 	"plan/render": {imports: []string{"internal/escape", "internal/textdiff", "lock", "plan"}, tests: []string{"mcp"}},
 	"lock/render": {imports: []string{"internal/escape", "lock"}},
 	"apply":       {imports: []string{"lock", "plan"}},
@@ -68,8 +69,8 @@ var allowedImports = map[string]allowed{
 	"taint/render":              {imports: []string{"internal/escape", "runtime/taint"}},
 
 	"cmd/mcpform": {
-		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "oauth", "onboard", "pins", "pins/npm", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
-		tests:   []string{"internal/fakemcp", "internal/npmtest"},
+		imports: []string{"apply", "internal/escape", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "oauth", "onboard", "pins", "pins/image", "pins/npm", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
+		tests:   []string{"internal/fakemcp", "internal/imagetest", "internal/npmtest"},
 	},
 	"examples/servers/notes":   {},
 	"examples/servers/confirm": {},
@@ -84,6 +85,7 @@ var allowedImports = map[string]allowed{
 	"internal/procfd":                {},
 	"internal/hostile":               {imports: []string{"internal/procfd"}},
 	"internal/npmtest":               {},
+	"internal/pypitest":              {},
 	"internal/imagetest":             {},
 	"internal/benchclient":           {},
 	"internal/cmd/proxybench":        {imports: []string{"internal/benchclient", "lock"}},

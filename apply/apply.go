@@ -99,8 +99,8 @@ func joinLines(l []string) string {
 
 // writeFiles writes the plan's files beside the lock in lockDir, each
 // atomically (a temporary file, then a rename). Each must lie under
-// plan.NPMDir, and a lockfile must be the one the planned lock names by
-// digest for that path. A failure stops the apply before the lock is
+// plan.NPMDir or plan.PyPIDir, and a lockfile or requirements file must be
+// the one the planned lock names by digest for that path. A failure stops the apply before the lock is
 // written; files written before it stay, and a lock that names one of them
 // then refuses its start (the digest differs) until plan and apply again.
 func writeFiles(lockDir string, p *plan.Plan, next *lock.File) error {
@@ -109,17 +109,24 @@ func writeFiles(lockDir string, p *plan.Plan, next *lock.File) error {
 		if e.Mcpform != nil && e.Mcpform.NPM != nil {
 			named[e.Mcpform.NPM.Lockfile.Path] = e.Mcpform.NPM.Lockfile.SHA256
 		}
+		if e.Mcpform != nil && e.Mcpform.PyPI != nil {
+			named[e.Mcpform.PyPI.Requirements.Path] = e.Mcpform.PyPI.Requirements.SHA256
+		}
 	}
 	for _, sp := range p.Servers {
 		for _, f := range sp.Files {
 			clean := path.Clean(f.Path)
-			if clean != f.Path || !strings.HasPrefix(clean, plan.NPMDir+"/") || strings.Contains(clean, `\`) {
-				return fmt.Errorf("the plan would write %q, which is not under %s; run mcpform plan -out again", f.Path, plan.NPMDir)
+			npmFile, pypiFile := strings.HasPrefix(clean, plan.NPMDir+"/"), strings.HasPrefix(clean, plan.PyPIDir+"/")
+			if clean != f.Path || !(npmFile || pypiFile) || strings.Contains(clean, `\`) {
+				return fmt.Errorf("the plan would write %q, which is not under %s or %s; run mcpform plan -out again", f.Path, plan.NPMDir, plan.PyPIDir)
 			}
-			if strings.HasSuffix(clean, "/package-lock.json") {
+			if pypiFile && !strings.HasSuffix(clean, "/requirements.txt") {
+				return fmt.Errorf("the plan would write %q, which is not a requirements file; run mcpform plan -out again", f.Path)
+			}
+			if (npmFile && strings.HasSuffix(clean, "/package-lock.json")) || pypiFile {
 				sum := sha256.Sum256(f.Data)
 				if want, ok := named[clean]; !ok || want != hex.EncodeToString(sum[:]) {
-					return fmt.Errorf("the plan's %s is not the lockfile its planned lock names; run mcpform plan -out again", clean)
+					return fmt.Errorf("the plan's %s is not the file its planned lock names; run mcpform plan -out again", clean)
 				}
 			}
 			if err := writeAtomic(filepath.Join(lockDir, filepath.FromSlash(clean)), f.Data); err != nil {

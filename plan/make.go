@@ -51,6 +51,10 @@ type Options struct {
 	// is probed from its pinned tree, installed there (pins/npm), as run
 	// starts it. A plan without one cannot plan npm servers.
 	NPMCache string
+	// PyPICache is the root of mcpform's PyPI cache, where a PyPI
+	// runner's server is installed (pins/pypi) and probed from. A plan
+	// without one cannot plan PyPI servers.
+	PyPICache string
 }
 
 // Make probes every server of cfg and diffs configuration and live surfaces
@@ -80,6 +84,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 	rejected := map[string][]string{} // notes of the tools each probe left out
 	// The image of each container server.
 	imagePinned := map[string]imageResult{}
+	pypiPinned := map[string]pypiResult{} // the PyPI tree of each PyPI runner's server
 	for _, s := range cfg.Servers {
 		if !selected(s.Name, s.Addr) {
 			continue
@@ -140,6 +145,20 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 				}
 				imagePinned[s.Name] = ir
 				probed = ir.argv
+			}
+			// A PyPI runner's server is pinned by its whole tree and probed
+			// from it in mcpform's cache: the venv's python is the
+			// executable pinned (docs/LOCKFILE.md, "PyPI trees").
+			if pr, ok := planPyPIServer(ctx, s, locked.Servers[s.Name], filepath.Dir(cfg.Lockfile), opts.PyPICache); ok {
+				if pr.err != nil {
+					sp.Error = pr.err.Error()
+					continue
+				}
+				pypiPinned[s.Name] = pr
+				command, probed = pr.argv, pr.argv
+				for _, d := range pr.reads {
+					pol = pol.WithRead(d)
+				}
 			}
 			// Before the probe: a file swapped while the probe runs is
 			// then not the one locked, and run refuses it.
@@ -245,6 +264,9 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		}
 		if ir, ok := imagePinned[r.Name]; ok && sp.Entry != nil {
 			recordImage(p, sp, ir, locked.Servers[r.Name])
+		}
+		if pr, ok := pypiPinned[r.Name]; ok && sp.Entry != nil {
+			recordPyPI(p, sp, pr, locked.Servers[r.Name])
 		}
 	}
 	for name, e := range locked.Servers {

@@ -394,6 +394,35 @@ func buildCatalogue() []Rule {
 			"tree's lockfile, and from then on mcpform run starts the server from an installed copy of exactly that " +
 			"tree, with node, instead of the package runner. Nothing is known of what the runner ran before.",
 		Example: `@modelcontextprotocol/server-everything@2026.8.31: (none) -> lockfile sha256 9c1e…`})
+	// A PyPI runner's server (pins/pypi): run starts the installed tree of
+	// the locked requirements file, so another file is other code.
+	add(Rule{ID: "PKG-PYPI-VERSION-CHANGED", Grade: Major, Class: Code,
+		Summary: "The PyPI package the server runs is another version (or another package).",
+		Detail: "mcp.hcl names another release of the package (uvx PACKAGE==VERSION): its whole tree was resolved " +
+			"again, and the detail lists the packages of the tree that differ. New code runs inside the server even " +
+			"where its tools look the same. mcpform run keeps starting the locked tree until the change is applied.",
+		Example: `mcp-server-fetch==2025.4.7 is now mcp-server-fetch==2025.5.1; 2 package(s) of the tree differ: httpx 0.27.2 -> 0.28.1, +h11==0.16.0`})
+	add(Rule{ID: "PKG-PYPI-HASH-CHANGED", Grade: Major, Class: Code, Security: true,
+		Summary: "The same PyPI version is another wheel (another sha256).",
+		Detail: "The index now serves a wheel of the same name and version whose SHA-256 is not the one locked. PyPI " +
+			"does not let a release's file be replaced, so this is another index or mirror, a wheel for another " +
+			"platform or Python, or a compromised index: find out why before applying. mcpform run keeps starting " +
+			"the locked tree.",
+		Example: `mcp-server-fetch==2025.4.7: sha256 9089580b08bd… -> 51fa0c3e9d27…`})
+	add(Rule{ID: "PKG-PYPI-TREE-CHANGED", Grade: Major, Class: Code, Security: true,
+		Summary: "The dependency tree of the same PyPI package changed (another requirements digest).",
+		Detail: "The top package is the one locked, and its tree is not: plan resolved it again because the stored " +
+			"requirements file was missing or damaged (or the console script, or the index, changed), and the index " +
+			"now resolves some dependency to another release or wheel. The detail lists the packages that differ. " +
+			"Each is code that runs inside the server.",
+		Example: `requirements sha256 9c1e… -> 51fa…; 2 package(s) of the tree differ: anyio 4.8.0 -> 4.9.0, +sniffio==1.3.1`})
+	add(Rule{ID: "PKG-PYPI-ADDED", Grade: None, Class: Code,
+		Summary: "The PyPI package and its whole tree are pinned for the first time.",
+		Detail: "The entry was locked before mcpform pinned PyPI trees: apply records the package's wheel sha256 and " +
+			"the tree's requirements file (every package by version and hash), and from then on mcpform run starts " +
+			"the server from a venv holding exactly that tree instead of the package runner. Nothing is known of " +
+			"what the runner ran before.",
+		Example: `mcp-server-fetch==2025.4.7: (none) -> requirements sha256 9c1e…`})
 	add(Rule{ID: "GATE-VERSION-UNDERBUMP", Grade: None,
 		Summary: "The declared version does not cover the required bump.",
 		Detail: "Where mcp.hcl declares a version, the plan's required bump (the highest grade of the server's " +

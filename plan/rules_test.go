@@ -19,6 +19,7 @@ func TestEveryRuleIsCatalogued(t *testing.T) {
 	t.Run("pins", TestPinChanges)
 	t.Run("npm", TestNPMChanges)
 	t.Run("image", TestImageChanges)
+	t.Run("pypi", TestPyPIChanges)
 	for id := range seenRules {
 		if _, ok := LookupRule(id); !ok {
 			t.Errorf("a change carries rule %s, which is not in the catalogue", id)

@@ -118,6 +118,31 @@ func Argv(cacheRoot string, pin *Pin) ([]string, error) {
 	return []string{filepath.Join(root, treeDir, "bin", "python"), "-I", "-B", "-c", launcher}, nil
 }
 
+// ReadPaths are the directories a sandboxed server started by Argv must
+// be able to read: the cache entry, and the installation of the base
+// interpreter its venv links to (the parent of pyvenv.cfg's home), when
+// the entry names one.
+func ReadPaths(cacheRoot string, pin *Pin) []string {
+	entry, err := filepath.Abs(EntryDir(cacheRoot, pin))
+	if err != nil {
+		return nil
+	}
+	out := []string{entry}
+	data, err := readBounded(filepath.Join(entry, treeDir, "pyvenv.cfg"), 64<<10)
+	if err != nil {
+		return out
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(l, "=")
+		if ok && strings.TrimSpace(k) == "home" {
+			if home := strings.TrimSpace(v); filepath.IsAbs(home) {
+				out = append(out, filepath.Dir(filepath.Clean(home)))
+			}
+		}
+	}
+	return out
+}
+
 // Install puts pin's tree into its cache entry under cacheRoot, once: it
 // reads the requirements file from dir (where Resolve wrote it; its
 // digest must be pin.Requirements, and it is checked again with

@@ -132,6 +132,14 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 			entry = started
 		}
 	}
+	if refuse == nil && entry.Remote == nil && entry.Mcpform != nil && entry.Mcpform.Image != nil {
+		// A container server starts its image by the locked digest.
+		if started, err := imageStart(entry); err != nil {
+			refuse = err
+		} else {
+			entry = started
+		}
+	}
 	warnUnsetEnv(io, []serverEnv{{f.name, entry.EnvPassthrough}}, "started")
 	auditLog, err := audit.Open(auditPath)
 	if err != nil {

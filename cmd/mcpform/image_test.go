@@ -134,6 +134,24 @@ func TestRunImageByDigest(t *testing.T) {
 	if !strings.Contains(out, "PKG-IMAGE-CHANGED") || !strings.Contains(out, second) || !strings.Contains(out, first) {
 		t.Errorf("plan after the re-tag does not show PKG-IMAGE-CHANGED %s -> %s:\n%s", first, second, out)
 	}
+	// Every plan format shows it, with both digests.
+	for _, format := range []string{"-json", "-markdown", "-sarif"} {
+		args := []string{"plan", "-detailed-exitcode", format}
+		if format == "-sarif" {
+			args = append(args, "plan.sarif")
+		}
+		out := string(mcpformIn(t, dir, 2, args...))
+		if format == "-sarif" {
+			data, err := os.ReadFile(filepath.Join(dir, "plan.sarif"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = string(data)
+		}
+		if !strings.Contains(out, "PKG-IMAGE-CHANGED") || !strings.Contains(out, second) {
+			t.Errorf("plan %s after the re-tag does not show PKG-IMAGE-CHANGED to %s:\n%s", format, second, out)
+		}
+	}
 
 	// The registry is gone: plan and apply fail, saying why, and the lock
 	// keeps its bytes.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpform/mcpform/internal/imagetest"
+	"github.com/mcpform/mcpform/lock"
 )
 
 // imageClient is what a client sends through run: the handshake, a list
@@ -79,7 +80,8 @@ func runImage(t *testing.T, dir string) (string, string, int) {
 
 // TestRunImageByDigest: apply locks a container server's image by the
 // digest its tag names on a real registry; run starts docker with the
-// image as REPOSITORY@DIGEST and serves through it, and keeps starting
+// image as REPOSITORY@DIGEST and serves through it (verify starts it so
+// too), and keeps starting
 // that digest after the tag moved on the registry (plan shows the move as
 // PKG-IMAGE-CHANGED); a plan whose image does not resolve fails and
 // leaves mcp.lock byte-identical, and run still starts the locked digest
@@ -110,11 +112,19 @@ func TestRunImageByDigest(t *testing.T) {
 		}
 	}
 
+	// verify starts the server as run does: by the digest (the fake
+	// refuses the tag).
+	mcpformIn(t, dir, 0, "verify")
+	logged := readLines(t, argvLog)
+	if got := logged[len(logged)-1]; got != byDigest {
+		t.Errorf("verify started docker %q, want %q", got, byDigest)
+	}
+
 	stdout, stderr, code := runImage(t, dir)
 	if code != 0 || !strings.Contains(stdout, `"id":2,"result":{"tools":[{"name":"echo"`) || !strings.Contains(stdout, `"id":3,"result":{"content"`) {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	logged := readLines(t, argvLog)
+	logged = readLines(t, argvLog)
 	if got := logged[len(logged)-1]; got != byDigest {
 		t.Errorf("run started docker %q, want %q", got, byDigest)
 	}
@@ -221,4 +231,48 @@ func readLines(t *testing.T, p string) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+// TestImageStart: the locked command with the image by the locked digest;
+// an entry already rewritten is kept; a command that runs another image,
+// or is no container run, or carries another digest, is refused.
+func TestImageStart(t *testing.T) {
+	const d = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const other = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	entry := func(command ...string) *lock.Entry {
+		return &lock.Entry{Command: command, Mcpform: &lock.Settings{Image: &lock.Image{Reference: "ghcr.io/acme/srv:1.2", Digest: d}}}
+	}
+	for _, tt := range []struct {
+		name    string
+		command []string
+		want    string // the argv started, or the error's text
+	}{
+		{"tag", []string{"docker", "run", "-i", "ghcr.io/acme/srv:1.2", "x"}, "docker run -i ghcr.io/acme/srv@" + d + " x"},
+		{"already by digest", []string{"docker", "run", "-i", "ghcr.io/acme/srv@" + d, "x"}, "docker run -i ghcr.io/acme/srv@" + d + " x"},
+		{"another image", []string{"docker", "run", "-i", "ghcr.io/evil/srv:1.2"}, "the locked command runs the image ghcr.io/evil/srv:1.2, and the lock pins ghcr.io/acme/srv:1.2"},
+		{"another repository by the digest", []string{"docker", "run", "ghcr.io/evil/srv@" + d}, "the locked command runs the image ghcr.io/evil/srv@"},
+		{"another digest", []string{"docker", "run", "ghcr.io/acme/srv@" + other}, "the locked command runs the image ghcr.io/acme/srv@" + other},
+		{"not a container run", []string{"node", "srv.js"}, "the locked command is not a container run"},
+		{"unknown flag", []string{"docker", "run", "--frob", "ghcr.io/acme/srv:1.2"}, "cannot start the pinned image"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := entry(tt.command...)
+			got, err := imageStart(e)
+			var s string
+			if err != nil {
+				s = err.Error()
+				if !strings.Contains(s, "run mcpform plan") {
+					t.Errorf("the error does not say to run mcpform plan: %s", s)
+				}
+			} else {
+				s = strings.Join(got.Command, " ")
+				if strings.Join(e.Command, " ") != strings.Join(tt.command, " ") {
+					t.Errorf("imageStart changed the locked entry: %q", e.Command)
+				}
+			}
+			if !strings.Contains(s, tt.want) {
+				t.Errorf("imageStart(%q) = %s; want %s", tt.command, s, tt.want)
+			}
+		})
+	}
 }

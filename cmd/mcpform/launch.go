@@ -12,6 +12,10 @@ import (
 // the code verify probes is the code run serves. An error means the
 // pinned code must not start.
 func launchable(ctx context.Context, getenv func(string) string, e *lock.Entry, lockDir string) (*lock.Entry, error) {
+	if e.Remote == nil && e.Mcpform != nil && e.Mcpform.Image != nil {
+		// A container server by its locked image digest (image.go).
+		return imageStart(e)
+	}
 	if e.Remote == nil && e.Mcpform != nil && e.Mcpform.NPM != nil {
 		return npmStart(ctx, getenv, e, lockDir)
 	}

@@ -185,6 +185,25 @@ func TestMakeImage(t *testing.T) {
 		t.Errorf("another image: %s", got)
 	}
 
+	// A reference with a tag and a digest: the digest is pinned without
+	// asking the registry, and the plan says the tag is ignored.
+	setWant(first)
+	server.Command = []string{"docker", "run", "-i", "--rm", ref + "@" + first, "stdio"}
+	requests := reg.Requests.Load()
+	p, err := Make(t.Context(), cfg, nil, nil, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp = p.Servers[0]; sp.Error != "" || sp.Entry.Mcpform.Image.Digest != first || sp.Entry.Mcpform.Image.MediaType != "" {
+		t.Errorf("a digest reference: error %q, record %+v", sp.Error, sp.Entry.Mcpform.Image)
+	}
+	if got := reg.Requests.Load() - requests; got != 0 {
+		t.Errorf("%d registry requests for a digest reference", got)
+	}
+	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "names a tag and a digest: the digest is pinned and the tag ignored") {
+		t.Errorf("no note of the ignored tag: %q", notes)
+	}
+
 	// A tag the registry does not have: the server's error, nothing
 	// started, no entry.
 	before, _ := os.ReadFile(argvLog)

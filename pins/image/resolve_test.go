@@ -224,3 +224,18 @@ func TestLoopback(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkResolve: one tag resolution against the in-process registry
+// (a HEAD of the manifest after the registry's ping), what plan adds per
+// container server before its probe, without the network's latency.
+func BenchmarkResolve(b *testing.B) {
+	reg, _ := testRegistry(b)
+	ref := reg + "/acme/srv:1.2"
+	pushImage(b, ref)
+	spec := mustParse(b, "docker", "run", "-i", ref)
+	for b.Loop() {
+		if _, err := Resolve(context.Background(), spec, anonymous); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

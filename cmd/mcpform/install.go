@@ -52,7 +52,7 @@ func runInstall(ctx context.Context, io *stdio, f installFlags) int {
 	names := f.names
 	if len(names) == 0 {
 		for n, e := range lf.Servers {
-			if e.Mcpform != nil && e.Mcpform.NPM != nil {
+			if e.Mcpform != nil && (e.Mcpform.NPM != nil || e.Mcpform.PyPI != nil) {
 				names = append(names, n)
 			}
 		}
@@ -68,6 +68,13 @@ func runInstall(ctx context.Context, io *stdio, f installFlags) int {
 		e, ok := lockedServer(io, "mcpform install", lf, n, f.lock)
 		if !ok {
 			return exitError
+		}
+		if isPyPI, err := installPyPIServer(ctx, io, n, e, lockDir); isPyPI {
+			if err != nil {
+				fmt.Fprintf(io.err, "mcpform install: server %q: %v\n", n, err)
+				code = exitError
+			}
+			continue
 		}
 		if e.Mcpform == nil || e.Mcpform.NPM == nil {
 			fmt.Fprintf(io.err, "mcpform install: server %q pins no npm tree; nothing to install\n", n)

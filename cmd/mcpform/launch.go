@@ -19,5 +19,8 @@ func launchable(ctx context.Context, getenv func(string) string, e *lock.Entry, 
 	if e.Remote == nil && e.Mcpform != nil && e.Mcpform.NPM != nil {
 		return npmStart(ctx, getenv, e, lockDir)
 	}
+	if e.Remote == nil && e.Mcpform != nil && e.Mcpform.PyPI != nil {
+		return pypiStart(ctx, getenv, e, lockDir)
+	}
 	return e, nil
 }

@@ -177,6 +177,7 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 	defer confine.Close()
 	// Without a cache directory the plan of an npm server says so.
 	npmCache, _ := npmCacheRoot(io.getenv)
+	pypiCache, _ := pypiCacheRoot(io.getenv)
 	progress := startProgress(io, 0)
 	p, err := plan.Make(ctx, cfg, current, data, plan.Options{
 		Targets:     f.targets,
@@ -188,6 +189,7 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 		LookupEnv:   lookupEnv(io),
 		OAuth:       oauthTokens(io),
 		NPMCache:    npmCache,
+		PyPICache:   pypiCache,
 	})
 	progress.Close()
 	if err != nil {

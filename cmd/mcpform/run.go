@@ -132,6 +132,14 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 			entry = started
 		}
 	}
+	if refuse == nil && entry.Remote == nil && entry.Mcpform != nil && entry.Mcpform.PyPI != nil {
+		// A PyPI server starts from its locked tree, never the runner.
+		if started, err := pypiStart(ctx, io.getenv, entry, dir); err != nil {
+			refuse = err
+		} else {
+			entry = started
+		}
+	}
 	if refuse == nil && entry.Remote == nil && entry.Mcpform != nil && entry.Mcpform.Image != nil {
 		// A container server starts its image by the locked digest.
 		if started, err := imageStart(entry); err != nil {

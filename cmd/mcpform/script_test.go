@@ -71,6 +71,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
+			if cond == "python" {
+				return pythonCondition()
+			}
 			if cond != "npm" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}
@@ -83,6 +86,7 @@ func TestScripts(t *testing.T) {
 			"exits":   cmdExits,
 			"replace": cmdReplace,
 			"tamper":  cmdTamper,
+			"wheels":  cmdWheels,
 			"unpin":   cmdUnpin,
 			"waitfor": cmdWaitFor,
 		},

@@ -126,7 +126,7 @@ func TestResolveInstallVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := serve(t, argv, "PIP_NO_INDEX=", "PIP_FIND_LINKS=", "PIP_INDEX_URL=http://10.255.255.1/simple", "PYTHONPATH=.")
-	if !strings.Contains(out, `"text": "Hello, pin!"`) || !strings.Contains(out, `"version": "1.0.0"`) {
+	if !strings.Contains(out, `"text":"Hello, pin!"`) || !strings.Contains(out, `"version":"1.0.0"`) {
 		t.Fatalf("the server answered %s", out)
 	}
 

@@ -61,6 +61,6 @@ def main():
                 out = {"jsonrpc": "2.0", "id": msg["id"], "result": result}
         except Exception as e:  # noqa: BLE001
             out = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32602, "message": "bad params: %s" % e}}
-        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.write(json.dumps(out, separators=(",", ":")) + "\n")
         sys.stdout.flush()
     return 0

@@ -199,14 +199,17 @@ func TestNotFoundHint(t *testing.T) {
 		t.Errorf("with no server probed, no -target command: %s", got)
 	}
 
-	// Through Make: the probe's error carries the hint.
+	// Through Make: the probe's error carries the hint. (Not through uvx,
+	// which a plan no longer runs: a PyPI runner's server is probed from
+	// its pinned tree, plan/pypi.go.)
 	t.Setenv("PATH", t.TempDir())
+	fetch = &lang.Server{Name: "fetch", Addr: "server.fetch", Command: []string{"mcp-server-fetch"}, Protocol: "auto"}
 	cfg := &lang.Config{Dir: t.TempDir(), Lockfile: "mcp.lock", Servers: []*lang.Server{fetch}}
 	p, err := Make(t.Context(), cfg, nil, nil, Options{LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Servers) != 1 || !strings.Contains(p.Servers[0].Error, `executable file not found`) || !strings.Contains(p.Servers[0].Error, "\nhint: \"uvx\" is not installed where mcpform runs") {
+	if len(p.Servers) != 1 || !strings.Contains(p.Servers[0].Error, `executable file not found`) || !strings.Contains(p.Servers[0].Error, "\nhint: \"mcp-server-fetch\" is not installed where mcpform runs") {
 		t.Errorf("plan error lacks the hint: %+v", p.Servers[0])
 	}
 }

@@ -88,8 +88,8 @@ func pinChanges(addr string, old, live *lock.Pins) []Change {
 
 // checkExactNPM refuses a server that runs an npm package (npx, npm exec,
 // pnpm dlx, bunx) without an exact version: a range or a dist-tag can start
-// another release than the one the plan probed. PyPI runners are warned
-// about by lang; their pins come with the next slice of pinning.
+// another release than the one the plan probed. PyPI runners are refused
+// the same way by planPyPIServer (plan/pypi.go), with pip's spelling.
 func checkExactNPM(s *lang.Server) error {
 	u, ok := lang.UnpinnedPackage(s.Command)
 	if !ok || u.Python {

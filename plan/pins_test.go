@@ -150,7 +150,8 @@ func TestExactNPMVersion(t *testing.T) {
 		{[]string{"pnpm", "dlx", "pkg@1"}, `pnpm dlx package "pkg@1"`},
 		{[]string{"bunx", "pkg@~1.2.3"}, "`npm view pkg version` shows the latest"},
 		{[]string{"npx", "-y", "pkg@1.2.3"}, ""},
-		{[]string{"uvx", "mcp-server-time"}, ""}, // PyPI: lang warns; pinned in the next slice
+		{[]string{"uvx", "mcp-server-time"}, `command = ["uvx", "mcp-server-time==VERSION"]`}, // PyPI: refused too (plan/pypi.go)
+		{[]string{"uvx", "mcp-server-time>=1"}, `uvx mcp-server-time>=1 has no exact version`},
 	} {
 		cfg := &lang.Config{Dir: t.TempDir(), Lockfile: "mcp.lock", Servers: []*lang.Server{{Name: "s", Addr: "server.s", Command: tt.cmd, Protocol: "auto"}}}
 		p, err := Make(t.Context(), cfg, nil, nil, Options{LookupEnv: func(string) (string, bool) { return "", false }})

@@ -2,8 +2,11 @@ package image
 
 import (
 	"context"
+	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -237,5 +241,45 @@ func BenchmarkResolve(b *testing.B) {
 		if _, err := Resolve(context.Background(), spec, anonymous); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// noDigest hides Docker-Content-Digest from a response.
+type noDigest struct{ http.ResponseWriter }
+
+func (w noDigest) WriteHeader(code int) {
+	w.Header().Del("Docker-Content-Digest")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// TestResolveHeadWithoutDigest: a registry whose HEAD of a manifest gives
+// no digest is asked with a GET, and the digest is the one of the manifest
+// it serves (go-containerregistry computes it from the bytes).
+func TestResolveHeadWithoutDigest(t *testing.T) {
+	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	var heads, gets atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/manifests/") {
+			switch r.Method {
+			case http.MethodHead:
+				heads.Add(1)
+				w = noDigest{w}
+			case http.MethodGet:
+				gets.Add(1)
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/acme/srv:1.2"
+	want := pushImage(t, ref)
+	heads.Store(0) // the push asks too
+	gets.Store(0)
+	pin, err := Resolve(context.Background(), mustParse(t, "docker", "run", ref), anonymous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pin.Digest != want.String() || heads.Load() != 1 || gets.Load() != 1 {
+		t.Errorf("pin %s (pushed %s) after %d HEAD and %d GET of the manifest; want one of each", pin.Digest, want, heads.Load(), gets.Load())
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // pythonCondition is the scripts' [python] condition: python3 with venv
-// and pip 23.1 or later, which the PyPI scripts run. Without them the
+// and pip 22.3 or later, which the PyPI scripts run. Without them the
 // scripts skip, and under CI (CI=true) fail instead (see pypitest.Need).
 func pythonCondition() (bool, error) {
 	why := pypitest.Missing()

@@ -42,7 +42,7 @@ var (
 )
 
 // Missing says what keeps the PyPI tests from running (python3 on PATH
-// without its venv module, or without pip 23.1 or later, which --python
+// without its venv module, or without pip 22.3 or later, which --python
 // needs), and how to get it; "" when nothing is missing.
 func Missing() string {
 	missingOnce.Do(func() {
@@ -54,9 +54,9 @@ func Missing() string {
 			missing = fmt.Sprintf("python3 -m venv does not run (%v: %s): install python3-venv (bash scripts/test.sh does it with apt-get)", err, bytes.TrimSpace(out))
 			return
 		}
-		out, err := exec.Command("python3", "-c", "import pip, sys; v = tuple(int(x) for x in pip.__version__.split('.')[:2]); sys.exit(0 if v >= (23, 1) else 1)").CombinedOutput()
+		out, err := exec.Command("python3", "-c", "import pip, sys; v = tuple(int(x) for x in pip.__version__.split('.')[:2]); sys.exit(0 if v >= (22, 3) else 1)").CombinedOutput()
 		if err != nil {
-			missing = fmt.Sprintf("python3 has no pip 23.1 or later (%v: %s): install python3-pip (bash scripts/test.sh does it with apt-get)", err, bytes.TrimSpace(out))
+			missing = fmt.Sprintf("python3 has no pip 22.3 or later (%v: %s): install python3-pip (bash scripts/test.sh does it with apt-get)", err, bytes.TrimSpace(out))
 		}
 	})
 	return missing

@@ -79,6 +79,9 @@ type report struct {
 			URL         string `json:"url"`
 			ArchiveInfo *struct {
 				Hashes map[string]string `json:"hashes"`
+				// Hash is PEP 610's older form ("sha256=<hex>"), the
+				// only one before pip 23.1.
+				Hash string `json:"hash"`
 			} `json:"archive_info"`
 			DirInfo json.RawMessage `json:"dir_info"`
 			VCSInfo json.RawMessage `json:"vcs_info"`
@@ -112,7 +115,9 @@ func Resolve(ctx context.Context, spec *Spec, dir string, opts Options) (*Pin, e
 	}
 	defer os.RemoveAll(tmp)
 	reportPath := filepath.Join(tmp, "report.json")
-	out, err := runPip(ctx, opts, tmp, "", "install", "--dry-run", "--ignore-installed", "--only-binary=:all:", "--report", reportPath, spec.Package+"=="+spec.Version)
+	// PIP_BREAK_SYSTEM_PACKAGES: a Debian python3 refuses any install into
+	// itself (PEP 668's EXTERNALLY-MANAGED), and --dry-run installs nothing.
+	out, err := runPip(ctx, opts, tmp, "PIP_BREAK_SYSTEM_PACKAGES=1", "install", "--dry-run", "--ignore-installed", "--only-binary=:all:", "--report", reportPath, spec.Package+"=="+spec.Version)
 	if err != nil {
 		if strings.Contains(out, "No matching distribution found") || strings.Contains(out, "Could not find a version that satisfies") {
 			return nil, fmt.Errorf("pip found no wheel of %s==%s or of a package it needs, from %s: mcpform installs wheels only (--only-binary=:all:), since building an sdist runs its setup code; a package published only as an sdist cannot be pinned. pip said:\n%s",
@@ -152,6 +157,12 @@ func Resolve(ctx context.Context, spec *Spec, dir string, opts Options) (*Pin, e
 			return nil, fmt.Errorf("pip resolved %s from %s, which is not an archive of the index: mcpform pins index packages only", what, escape.String(di.URL))
 		}
 		sum := di.ArchiveInfo.Hashes["sha256"]
+		if legacy, ok := strings.CutPrefix(di.ArchiveInfo.Hash, "sha256="); ok {
+			if sum != "" && sum != legacy {
+				return nil, fmt.Errorf("pip's report gives %s two sha256 digests", what)
+			}
+			sum = legacy
+		}
 		if !isSHA256(sum) {
 			return nil, fmt.Errorf("pip resolved %s with no sha256 of its file: the index must publish one (mcpform pins every package by its hash)", what)
 		}
@@ -209,28 +220,33 @@ func indexOf(out string) string {
 }
 
 // runPip runs python -m pip SUB with args (after opts.PipArgs) in dir,
-// with no prompts and no version check, for the interpreter target (pip's
-// --python) unless it is empty, and returns what pip printed.
+// with no prompts and no version check, and returns what pip printed. A
+// target that is a path is the interpreter pip installs for (pip's
+// --python, pip 22.3 or later); one that is NAME=VALUE is a variable for
+// pip's environment instead.
 func runPip(ctx context.Context, opts Options, dir, target, sub string, args ...string) (string, error) {
 	full := []string{"-m", "pip", "--disable-pip-version-check", "--no-input"}
-	if target != "" {
+	var env []string
+	if strings.Contains(target, "=") {
+		env = append(env, target)
+	} else if target != "" {
 		full = append(full, "--python", target)
 	}
 	full = append(append(append(full, sub), opts.PipArgs...), args...)
-	return output(ctx, dir, "pip "+sub, opts.python(), full...)
+	return output(ctx, dir, env, "pip "+sub, opts.python(), full...)
 }
 
 // runCmd runs prog with args in dir, for its effect.
 func runCmd(ctx context.Context, dir, prog string, args ...string) error {
-	_, err := output(ctx, dir, prog+" "+strings.Join(args[:min(2, len(args))], " "), prog, args...)
+	_, err := output(ctx, dir, nil, prog+" "+strings.Join(args[:min(2, len(args))], " "), prog, args...)
 	return err
 }
 
 // output runs prog and returns what it printed; its error names what.
-func output(ctx context.Context, dir, what, prog string, args ...string) (string, error) {
+func output(ctx context.Context, dir string, env []string, what, prog string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PIP_NO_INPUT=1", "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(append(os.Environ(), "PIP_NO_INPUT=1", "PYTHONDONTWRITEBYTECODE=1"), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

@@ -64,10 +64,13 @@ var runners = []struct {
 	{prog: "uvx", python: true, valueFlags: []string{"--from", "--with", "--with-editable", "--with-requirements", "--python", "-p", "--index", "--index-url",
 		"--extra-index-url", "--default-index", "--constraints", "-c", "--overrides", "--refresh-package", "--reinstall-package", "--upgrade-package"},
 		pkgFl: []string{"--from"}},
+	// pins/pypi.Parse refuses every option of these that changes what runs
+	// (--with, --python, the index flags): this table only finds the package.
+	{prog: "pipx", sub: "run", python: true, valueFlags: []string{"--spec", "--python", "--index-url", "-i", "--pip-args", "--backend"}, pkgFl: []string{"--spec"}},
 }
 
 // UnpinnedPackage reports the registry package argv runs through npx,
-// npm exec, uvx, pnpm dlx (pnpx) or bunx when it has no exact version: "pkg",
+// npm exec, uvx, pipx run, pnpm dlx (pnpx) or bunx when it has no exact version: "pkg",
 // "pkg@latest", "pkg@^1", a dist-tag such as "pkg@next", "pkg>=1". A
 // Windows "cmd /c" wrapper is looked through; a local path, a URL or a git
 // source is not a registry package.

@@ -48,6 +48,10 @@ func TestUnpinnedPackage(t *testing.T) {
 		{[]string{"uvx", "--from", "mcp-server-fetch>=2025.1", "mcp-server-fetch"}, "uvx", `["uvx", "--from", "mcp-server-fetch==VERSION", "mcp-server-fetch"]`, "uvx pip index versions mcp-server-fetch"},
 		{[]string{"uvx", "--from=mcp-server-fetch", "mcp-server-fetch"}, "uvx", `["uvx", "--from=mcp-server-fetch==VERSION", "mcp-server-fetch"]`, "uvx pip index versions mcp-server-fetch"},
 		{[]string{"uvx", "--from", "git+https://github.com/x/y", "y"}, "", "", ""},
+		{[]string{"pipx", "run", "mcp-server-time"}, "pipx run", `["pipx", "run", "mcp-server-time==VERSION"]`, "uvx pip index versions mcp-server-time"},
+		{[]string{"pipx", "run", "--spec", "mcp-server-git>=0.6", "mcp-server-git"}, "pipx run", `["pipx", "run", "--spec", "mcp-server-git==VERSION", "mcp-server-git"]`, "uvx pip index versions mcp-server-git"},
+		{[]string{"pipx", "run", "mcp-server-time==2026.8.18"}, "", "", ""},
+		{[]string{"pipx", "install", "mcp-server-time"}, "", "", ""},
 		{[]string{"node", "index.js"}, "", "", ""},
 		{nil, "", "", ""},
 	} {

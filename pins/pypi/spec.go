@@ -53,7 +53,9 @@ var flagsWithoutValue = map[string][]string{
 
 // Parse recognises a PyPI package runner's argv: uvx [OPTS] PKG==V ARGS…,
 // uvx [OPTS] --from PKG==V COMMAND ARGS…, uv tool run the same as uvx,
-// pipx run [OPTS] PKG==V ARGS… and pipx run --spec PKG==V COMMAND ARGS….
+// pipx run [OPTS] PKG==V ARGS… and pipx run --spec PKG==V COMMAND ARGS…
+// (for uvx and uv tool run, PKG@V is PKG==V and PKG@latest has no version,
+// as uv reads them).
 // ok is false, with a nil error, for any other argv. For a runner's argv,
 // err says what keeps it from being pinned: an option Parse does not know
 // (the same flags lang's runner table knows as taking a value, --with,
@@ -138,6 +140,17 @@ func Parse(argv []string) (spec *Spec, ok bool, err error) {
 	}
 	s.Args = append([]string{}, rest...)
 	s.Requested = req
+	if table == "uvx" {
+		// uv's shorthand: PKG@VERSION is PKG==VERSION, PKG@latest the
+		// latest release.
+		if n, v, ok := strings.Cut(req, "@"); ok && n != "" && !strings.ContainsAny(n, " /:") && !strings.ContainsAny(v, " /:@") {
+			if v == "latest" {
+				req = n
+			} else {
+				req = n + "==" + v
+			}
+		}
+	}
 	name, version, err := SplitRequirement(req)
 	if err != nil {
 		var ne *NotExactError

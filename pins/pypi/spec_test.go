@@ -19,6 +19,8 @@ func TestParse(t *testing.T) {
 		{[]string{"pipx", "run", "pkg==2.0", "a", "b"}, "pkg", "2.0", "", "a b"},
 		{[]string{"pipx", "run", "--spec", "pkg==2.0.dev3", "tool", "-x"}, "pkg", "2.0.dev3", "tool", "-x"},
 		{[]string{`C:\bin\uvx.exe`, "a==1"}, "a", "1", "", ""},
+		{[]string{"uvx", "mcp-server-time@2026.8.18"}, "mcp-server-time", "2026.8.18", "", ""},
+		{[]string{"uvx", "--from", "mcp-server-git@0.6.2", "mcp-server-git"}, "mcp-server-git", "0.6.2", "mcp-server-git", ""},
 	}
 	for _, c := range good {
 		s, ok, err := Parse(c.argv)
@@ -44,6 +46,8 @@ func TestParse(t *testing.T) {
 		{"uvx", "pkg!=1.0"},
 		{"uvx", "pkg==1.0+local"},
 		{"pipx", "run", "pkg"},
+		{"uvx", "pkg@latest"},
+		{"uvx", "pkg@1.*"},
 		{"uvx", "--from", "pkg", "tool"},
 	}
 	for _, argv := range notExact {
@@ -68,6 +72,7 @@ func TestParse(t *testing.T) {
 		{[]string{"pipx", "run", "--pip-args=--pre", "pkg==1.0"}, "option --pip-args"},
 		{[]string{"uvx", "git+https://github.com/a/b"}, "not an index package"},
 		{[]string{"uvx", "pkg @ https://x/pkg.whl"}, "not an index package"},
+		{[]string{"pipx", "run", "pkg@1.0"}, "not a requirement mcpform can pin"},
 		{[]string{"uvx", "./local"}, "is a path"},
 		{[]string{"uvx", "../../etc==1.0"}, "is a path"},
 		{[]string{"uvx", "dist/pkg-1.0-py3-none-any.whl"}, "is a path"},

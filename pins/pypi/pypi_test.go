@@ -343,3 +343,50 @@ func TestWalkTreeBounds(t *testing.T) {
 		t.Errorf("walkTree past maxTreeBytes: %v", err)
 	}
 }
+
+// BenchmarkVerify is the check before each start of a warm cache entry
+// (the test server's tree: two packages in a venv), and BenchmarkStart
+// that check and the server's start up to its first answer.
+func BenchmarkVerify(b *testing.B) {
+	pin, cache := benchEntry(b)
+	for b.Loop() {
+		if err := Verify(cache, pin); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStart(b *testing.B) {
+	pin, cache := benchEntry(b)
+	for b.Loop() {
+		if err := Verify(cache, pin); err != nil {
+			b.Fatal(err)
+		}
+		argv, err := Argv(cache, pin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+		if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"result":{}`) {
+			b.Fatalf("%s, %v", out, err)
+		}
+	}
+}
+
+func benchEntry(b *testing.B) (*Pin, string) {
+	b.Helper()
+	pypitest.Need(b)
+	wheels := pypitest.Wheels(b, filepath.Join(b.TempDir(), "wheels"), "1.0.0")
+	pypitest.SetEnv(b, wheels)
+	spec, _, _ := Parse([]string{"uvx", "mcpform-hello-mcp==1.0.0"})
+	dir, cache := b.TempDir(), b.TempDir()
+	pin, err := Resolve(context.Background(), spec, dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if pin, err = Install(context.Background(), pin, dir, cache, Options{}); err != nil {
+		b.Fatal(err)
+	}
+	return pin, cache
+}

@@ -38,8 +38,8 @@ type pypiResult struct {
 	// argv is what the probe starts: the installed tree's interpreter and
 	// launcher, and the argv's arguments after the package.
 	argv []string
-	// reads are what a sandboxed probe must read: the cache entry and the
-	// base interpreter's installation.
+	// reads are what a sandboxed probe must read (pypi.ReadPaths: the
+	// cache entry).
 	reads []string
 	// packages counts the tree's packages.
 	packages int

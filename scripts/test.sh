@@ -51,7 +51,10 @@ echo "== python3 with venv and pip, for the PyPI tests (pins/pypi, plan, run_pyp
 # They install real wheels with the real pip into venvs; a machine without
 # python3 -m venv or python3 -m pip gets Debian's (pip 22.3 or later has
 # --python, which they need).
-if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
+# The sandboxed PyPI script runs Debian's own /usr/bin/python3, which the
+# sandbox's system directories cover.
+if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1 ||
+  ! /usr/bin/python3 -m venv --help >/dev/null 2>&1 || ! /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
   echo "installing Debian's python3, python3-venv and python3-pip"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
 fi

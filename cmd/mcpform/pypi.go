@@ -72,8 +72,9 @@ func installPyPIServer(ctx context.Context, io *stdio, name string, e *lock.Entr
 // of the runner. The tree is verified against its manifest first; a tree
 // not installed yet is installed from the stored requirements file (which
 // needs python3, pip and the index, or wheels pip can find). A sandboxed
-// server gets the cache entry and the base interpreter's installation as
-// read grants. Any failure means the server must not start.
+// server gets the cache entry as a read grant (the sandbox itself grants a
+// venv's program its venv and interpreter to execute). Any failure means
+// the server must not start.
 func pypiStart(ctx context.Context, getenv func(string) string, e *lock.Entry, lockDir string) (*lock.Entry, error) {
 	rec := e.Mcpform.PyPI
 	spec, ok, err := pypi.Parse(e.Command)

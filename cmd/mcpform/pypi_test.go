@@ -13,7 +13,16 @@ import (
 // and pip 22.3 or later, which the PyPI scripts run. Without them the
 // scripts skip, and under CI (CI=true) fail instead (see pypitest.Need).
 func pythonCondition() (bool, error) {
-	why := pypitest.Missing()
+	return pythonAt(pypitest.Missing())
+}
+
+// syspythonCondition is [syspython]: Debian's python3 (/usr/bin/python3)
+// with venv and pip, which the sandboxed PyPI script runs.
+func syspythonCondition() (bool, error) {
+	return pythonAt(pypitest.MissingFor(pypitest.SystemPython))
+}
+
+func pythonAt(why string) (bool, error) {
 	if why == "" {
 		return true, nil
 	}

@@ -74,6 +74,9 @@ func TestScripts(t *testing.T) {
 			if cond == "python" {
 				return pythonCondition()
 			}
+			if cond == "syspython" {
+				return syspythonCondition()
+			}
 			if cond != "npm" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}

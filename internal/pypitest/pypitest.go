@@ -37,29 +37,36 @@ func testdata() string {
 }
 
 var (
-	missingOnce sync.Once
-	missing     string
+	missingMu sync.Mutex
+	missing   = map[string]string{}
 )
+
+// SystemPython is Debian's interpreter, which the sandbox's system
+// directories cover (a sandboxed PyPI server runs on it).
+const SystemPython = "/usr/bin/python3"
 
 // Missing says what keeps the PyPI tests from running (python3 on PATH
 // without its venv module, or without pip 22.3 or later, which --python
 // needs), and how to get it; "" when nothing is missing.
-func Missing() string {
-	missingOnce.Do(func() {
-		if _, err := exec.LookPath("python3"); err != nil {
-			missing = "python3 is not on PATH: install python3, python3-venv and python3-pip (bash scripts/test.sh does it with apt-get)"
-			return
-		}
-		if out, err := exec.Command("python3", "-m", "venv", "--help").CombinedOutput(); err != nil {
-			missing = fmt.Sprintf("python3 -m venv does not run (%v: %s): install python3-venv (bash scripts/test.sh does it with apt-get)", err, bytes.TrimSpace(out))
-			return
-		}
-		out, err := exec.Command("python3", "-c", "import pip, sys; v = tuple(int(x) for x in pip.__version__.split('.')[:2]); sys.exit(0 if v >= (22, 3) else 1)").CombinedOutput()
-		if err != nil {
-			missing = fmt.Sprintf("python3 has no pip 22.3 or later (%v: %s): install python3-pip (bash scripts/test.sh does it with apt-get)", err, bytes.TrimSpace(out))
-		}
-	})
-	return missing
+func Missing() string { return MissingFor("python3") }
+
+// MissingFor is Missing for another interpreter (SystemPython).
+func MissingFor(python string) string {
+	missingMu.Lock()
+	defer missingMu.Unlock()
+	if why, ok := missing[python]; ok {
+		return why
+	}
+	why := ""
+	if _, err := exec.LookPath(python); err != nil {
+		why = python + " is not there: install python3, python3-venv and python3-pip (bash scripts/test.sh does it with apt-get)"
+	} else if out, err := exec.Command(python, "-m", "venv", "--help").CombinedOutput(); err != nil {
+		why = fmt.Sprintf("%s -m venv does not run (%v: %s): install python3-venv (bash scripts/test.sh does it with apt-get)", python, err, bytes.TrimSpace(out))
+	} else if out, err := exec.Command(python, "-c", "import pip, sys; v = tuple(int(x) for x in pip.__version__.split('.')[:2]); sys.exit(0 if v >= (22, 3) else 1)").CombinedOutput(); err != nil {
+		why = fmt.Sprintf("%s has no pip 22.3 or later (%v: %s): install python3-pip (bash scripts/test.sh does it with apt-get)", python, err, bytes.TrimSpace(out))
+	}
+	missing[python] = why
+	return why
 }
 
 // Need ends a test that needs python3, venv and pip when they are

@@ -119,28 +119,19 @@ func Argv(cacheRoot string, pin *Pin) ([]string, error) {
 }
 
 // ReadPaths are the directories a sandboxed server started by Argv must
-// be able to read: the cache entry, and the installation of the base
-// interpreter its venv links to (the parent of pyvenv.cfg's home), when
-// the entry names one.
+// be granted for reading: the cache entry. The sandbox grants the venv's
+// root and its interpreter's real file read and execute on its own (a
+// program in a venv's bin brings the venv, runtime/sandbox); the base
+// interpreter's installation is not granted here, since a read grant is
+// mounted noexec and would hide its shared libraries from the loader (a
+// system python under /usr is covered by the sandbox's system
+// directories).
 func ReadPaths(cacheRoot string, pin *Pin) []string {
 	entry, err := filepath.Abs(EntryDir(cacheRoot, pin))
 	if err != nil {
 		return nil
 	}
-	out := []string{entry}
-	data, err := readBounded(filepath.Join(entry, treeDir, "pyvenv.cfg"), 64<<10)
-	if err != nil {
-		return out
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		k, v, ok := strings.Cut(l, "=")
-		if ok && strings.TrimSpace(k) == "home" {
-			if home := strings.TrimSpace(v); filepath.IsAbs(home) {
-				out = append(out, filepath.Dir(filepath.Clean(home)))
-			}
-		}
-	}
-	return out
+	return []string{entry}
 }
 
 // Install puts pin's tree into its cache entry under cacheRoot, once: it

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -86,7 +84,9 @@ func pypiStart(ctx context.Context, getenv func(string) string, e *lock.Entry, l
 		return nil, err
 	}
 	pin := plan.PyPIPin(rec)
-	if _, serr := os.Lstat(filepath.Join(pypi.EntryDir(root, pin))); errors.Is(serr, fs.ErrNotExist) {
+	if !pypi.Installed(root, pin) {
+		// Absent, or an install that did not finish or is under way in
+		// another process: Install takes the entry's lock and finishes it.
 		if _, err := plan.StoredRequirements(lockDir, rec); err != nil {
 			return nil, fmt.Errorf("%s==%s is not installed in %s, and %w: nothing was installed or started; run mcpform plan to review the pin",
 				escape.String(rec.Package), escape.String(rec.Version), root, err)

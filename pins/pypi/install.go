@@ -73,6 +73,15 @@ type statCache struct {
 	Keys   map[string]string `json:"keys"`
 }
 
+// Installed says whether pin's cache entry is complete (it has its
+// manifest, written last), so that Verify, not Install, is what a start
+// needs. An entry without one is absent or an install that did not finish
+// (or is under way): Install waits for the entry's lock and finishes it.
+func Installed(cacheRoot string, pin *Pin) bool {
+	_, err := os.Lstat(filepath.Join(EntryDir(cacheRoot, pin), manifestName))
+	return err == nil
+}
+
 // EntryDir is the cache entry of pin under cacheRoot.
 func EntryDir(cacheRoot string, pin *Pin) string {
 	return filepath.Join(cacheRoot, pin.Requirements)

@@ -143,6 +143,9 @@ func Resolve(ctx context.Context, spec *Spec, dir string, opts Options) (*Pin, e
 		return nil, fmt.Errorf("the tree of %s==%s has more than %d packages", escape.String(spec.Package), spec.Version, MaxPackages)
 	}
 	pin := &Pin{Package: spec.Package, Version: spec.Version, Index: indexOf(out), Script: spec.Command}
+	if !validIndex(pin.Index) {
+		return nil, fmt.Errorf("pip resolved from the index %s, which is not an http(s) URL mcpform can record: configure pip's index (PIP_INDEX_URL or pip.conf) as https://HOST/PATH", escape.String(pin.Index))
+	}
 	for _, p := range rep.Install {
 		name, version := Normalize(p.Metadata.Name), p.Metadata.Version
 		what := escape.String(name + "==" + version)
@@ -202,14 +205,20 @@ func Resolve(ctx context.Context, spec *Spec, dir string, opts Options) (*Pin, e
 }
 
 // indexOf is the index pip says it looked in ("Looking in indexes: URL,
-// …", passwords already redacted by pip): DefaultIndex when it printed
-// none and used no find-links either, "" when it used find-links only.
+// …"), without its user and password (pip redacts the password; the lock
+// keeps neither): DefaultIndex when it printed none and used no
+// find-links either, "" when it used find-links only.
 func indexOf(out string) string {
 	links := false
 	for _, l := range strings.Split(out, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "Looking in indexes: "); ok {
 			first, _, _ := strings.Cut(v, ",")
-			return strings.TrimSpace(first)
+			first = strings.TrimSpace(first)
+			if u, err := url.Parse(first); err == nil && u.User != nil {
+				u.User = nil
+				first = u.String()
+			}
+			return first
 		}
 		links = links || strings.HasPrefix(strings.TrimSpace(l), "Looking in links: ")
 	}
@@ -261,6 +270,16 @@ func tail(s string) string {
 		s = s[len(s)-4000:]
 	}
 	return s
+}
+
+// validIndex is an index the lock can hold: "" (find-links only) or an
+// http(s) URL of printable ASCII, at most 2048 bytes.
+func validIndex(s string) bool {
+	if s == "" {
+		return true
+	}
+	return len(s) <= 2048 && (strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")) &&
+		!strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || r >= 0x7f })
 }
 
 func isSHA256(s string) bool {

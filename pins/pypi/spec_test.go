@@ -101,6 +101,24 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestIndexOf(t *testing.T) {
+	for out, want := range map[string]string{
+		"Looking in indexes: https://u:****@mirror.example/simple, https://pypi.org/simple\nCollecting x": "https://mirror.example/simple",
+		"Looking in indexes: https://mirror.example/simple\nLooking in links: /w\n":                       "https://mirror.example/simple",
+		"Looking in links: /tmp/wheels\nProcessing ./x.whl":                                               "",
+		"Collecting x\nWould install x-1.0":                                                               DefaultIndex,
+	} {
+		if got := indexOf(out); got != want {
+			t.Errorf("indexOf(%q) = %q, want %q", out, got, want)
+		}
+	}
+	for _, bad := range []string{"file:///tmp/x", "https://a b/", "https://\x1b[2J/", "ftp://x/"} {
+		if validIndex(bad) {
+			t.Errorf("validIndex(%q)", bad)
+		}
+	}
+}
+
 func TestNormalize(t *testing.T) {
 	for in, want := range map[string]string{"Foo": "foo", "a_b.c--d": "a-b-c-d", "mcp.server__x": "mcp-server-x", "a": "a"} {
 		if got := Normalize(in); got != want {

@@ -20,7 +20,6 @@ import (
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/pins"
-	"github.com/mcpform/mcpform/pins/npm"
 	"github.com/mcpform/mcpform/policy"
 )
 
@@ -77,14 +76,13 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 
 	var targets []Target
 	byName := map[string]*ServerPlan{}
-	remotes := map[string]*lock.Remote{} // what each entry pins of its remote server
-	pinned := map[string]pinResult{}     // the files each command server starts
-	npmPinned := map[string]npmResult{}  // the npm tree of each npm runner's server
+	remotes := map[string]*lock.Remote{}    // what each entry pins of its remote server
+	pinned := map[string]pinResult{}        // the files each command server starts
+	npmPinned := map[string]npmResult{}     // the npm tree of each npm runner's server
+	imagePinned := map[string]imageResult{} // the image of each container server
+	pypiPinned := map[string]pypiResult{}   // the PyPI tree of each PyPI runner's server
 	var rejectedMu sync.Mutex
 	rejected := map[string][]string{} // notes of the tools each probe left out
-	// The image of each container server.
-	imagePinned := map[string]imageResult{}
-	pypiPinned := map[string]pypiResult{} // the PyPI tree of each PyPI runner's server
 	for _, s := range cfg.Servers {
 		if !selected(s.Name, s.Addr) {
 			continue
@@ -107,32 +105,18 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 				sp.Error = err.Error()
 				continue
 			}
-			// An npm runner's server is pinned by its whole tree, and
-			// run starts its bin with node: node is the executable pinned
-			// (docs/LOCKFILE.md, "npm trees").
+			// An npm runner's server is pinned by its whole tree and
+			// probed from it in mcpform's cache: node is the executable
+			// pinned (docs/LOCKFILE.md, "npm trees").
 			command := s.Command
-			spec, isNPM, err := npm.Parse(s.Command)
-			if !isNPM && s.AllowInstallScripts {
-				sp.Error = "allow_install_scripts = true: the command is not an npm package runner (npx -y PACKAGE@VERSION…), whose tree mcpform installs, so there are no install scripts for it to allow; remove allow_install_scripts"
-				continue
-			}
+			nr, isNPM := planNPMServer(ctx, s, locked.Servers[s.Name], filepath.Dir(cfg.Lockfile), opts.NPMCache)
 			if isNPM {
-				if err != nil {
-					sp.Error = fmt.Sprintf("mcpform pins an npm runner's package with its whole tree and cannot pin this command: %v; write it as npx -y PACKAGE@VERSION ARGS…", err)
-					continue
-				}
-				nr := planNPM(ctx, spec, s.Name, locked.Servers[s.Name], filepath.Dir(cfg.Lockfile))
-				nr.allowScripts(s.AllowInstallScripts)
-				if nr.err == nil {
-					nr.install(ctx, filepath.Dir(cfg.Lockfile), opts.NPMCache)
-				}
 				if nr.err != nil {
 					sp.Error = nr.err.Error()
 					continue
 				}
 				npmPinned[s.Name] = nr
-				command = []string{"node"}
-				probed = append([]string{"node", nr.bin}, spec.Args...)
+				command, probed = []string{"node"}, nr.argv
 				pol = pol.WithRead(nr.entry)
 			}
 			// A container server is pinned by its image's digest and probed
@@ -244,23 +228,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		}
 		planServer(sp, declared[r.Name], remotes[r.Name], locked.Servers[r.Name], r.Entry, pinned[r.Name].pins)
 		if nr, ok := npmPinned[r.Name]; ok && sp.Entry != nil {
-			old := locked.Servers[r.Name]
-			sp.Entry.Mcpform.NPM = nr.rec
-			sp.Files = nr.files
-			if old == nil && len(sp.Changes) > 0 && sp.Changes[0].Rule == "CFG-SERVER-ADDED" {
-				// A new server's pins are written with it; the plan says
-				// what its tree is.
-				sp.Changes[0].Detail += fmt.Sprintf(", and pins %s@%s with its whole tree (%d packages, lockfile sha256 %s…), which run starts from mcpform's cache",
-					escape.String(nr.rec.Package), escape.String(nr.rec.Version), nr.packages, nr.rec.Lockfile.SHA256[:12])
-			}
-			if old != nil && nr.files != nil && nr.rec == oldNPM(old) {
-				p.Notes = append(p.Notes, fmt.Sprintf("server %q: the stored lockfile %s was missing or damaged, and the registry resolves the same tree again: apply writes it back", r.Name, escape.String(nr.rec.Lockfile.Path)))
-			}
-			changes := npmChanges(sp.Addr, old == nil, oldNPM(old), nr.rec, nr.oldTree, nr.newTree, nr.scripts)
-			sp.Changes = append(sp.Changes, changes...)
-			if old != nil && len(changes) > 0 {
-				sp.Action = Update
-			}
+			recordNPM(p, sp, nr, locked.Servers[r.Name])
 		}
 		if ir, ok := imagePinned[r.Name]; ok && sp.Entry != nil {
 			recordImage(p, sp, ir, locked.Servers[r.Name])

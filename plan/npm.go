@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/pins/npm"
 )
@@ -44,8 +45,10 @@ type npmResult struct {
 	// packages counts the fresh tree's packages (0 when kept).
 	packages int
 	// entry and bin are the tree's cache entry and the absolute file of
-	// its bin there: the probe starts the pinned code, as run does.
+	// its bin there; argv is what the probe starts: node with the bin and
+	// the runner's arguments, the pinned code, as run starts it.
 	entry, bin string
+	argv       []string
 	// scripts are the install scripts of the installed tree, by package,
 	// for the plan to show (read when rec lists any).
 	scripts []npm.PackageScripts
@@ -61,6 +64,53 @@ func (r *npmResult) allowScripts(allow bool) {
 	rec := *r.rec
 	rec.AllowInstallScripts = allow
 	r.rec = &rec
+}
+
+// planNPMServer is the plan of a command server that runs an npm package
+// runner (npm.Parse): its tree pinned and installed into the cache under
+// cacheRoot. ok is false for any other command; the result's err is the
+// server's plan error. A server that is no npm runner cannot allow
+// install scripts.
+func planNPMServer(ctx context.Context, s *lang.Server, old *lock.Entry, lockDir, cacheRoot string) (r npmResult, ok bool) {
+	spec, ok, err := npm.Parse(s.Command)
+	switch {
+	case !ok && s.AllowInstallScripts:
+		return npmResult{err: errors.New("allow_install_scripts = true: the command is not an npm package runner (npx -y PACKAGE@VERSION…), whose tree mcpform installs, so there are no install scripts for it to allow; remove allow_install_scripts")}, true
+	case !ok:
+		return r, false
+	case err != nil:
+		return npmResult{err: fmt.Errorf("mcpform pins an npm runner's package with its whole tree and cannot pin this command: %v; write it as npx -y PACKAGE@VERSION ARGS…", err)}, true
+	}
+	r = planNPM(ctx, spec, s.Name, old, lockDir)
+	r.allowScripts(s.AllowInstallScripts)
+	if r.err == nil {
+		r.install(ctx, lockDir, cacheRoot)
+	}
+	if r.err == nil {
+		r.argv = append([]string{"node", r.bin}, spec.Args...)
+	}
+	return r, true
+}
+
+// recordNPM puts a probed npm server's record and files into its plan,
+// with its changes.
+func recordNPM(p *Plan, sp *ServerPlan, nr npmResult, old *lock.Entry) {
+	sp.Entry.Mcpform.NPM = nr.rec
+	sp.Files = append(sp.Files, nr.files...)
+	if old == nil && len(sp.Changes) > 0 && sp.Changes[0].Rule == "CFG-SERVER-ADDED" {
+		// A new server's pins are written with it; the plan says what
+		// its tree is.
+		sp.Changes[0].Detail += fmt.Sprintf(", and pins %s@%s with its whole tree (%d packages, lockfile sha256 %s…), which run starts from mcpform's cache",
+			escape.String(nr.rec.Package), escape.String(nr.rec.Version), nr.packages, nr.rec.Lockfile.SHA256[:12])
+	}
+	if old != nil && nr.files != nil && nr.rec == oldNPM(old) {
+		p.Notes = append(p.Notes, fmt.Sprintf("server %q: the stored lockfile %s was missing or damaged, and the registry resolves the same tree again: apply writes it back", sp.Name, escape.String(nr.rec.Lockfile.Path)))
+	}
+	changes := npmChanges(sp.Addr, old == nil, oldNPM(old), nr.rec, nr.oldTree, nr.newTree, nr.scripts)
+	sp.Changes = append(sp.Changes, changes...)
+	if old != nil && len(changes) > 0 {
+		sp.Action = Update
+	}
 }
 
 // NPMPin is a locked npm record as pins/npm's Pin.

@@ -123,30 +123,14 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 	if f.explainSandbox {
 		return explainSandbox(io, f.name, entry, f.lockPath, auditPath, dir)
 	}
-	var refuse error // why the pinned code must not start: the client hears it
-	if entry.Remote == nil && entry.Mcpform != nil && entry.Mcpform.NPM != nil {
-		// An npm server starts from its locked tree, never the runner.
-		if started, err := npmStart(ctx, io.getenv, entry, dir); err != nil {
-			refuse = err
-		} else {
-			entry = started
-		}
-	}
-	if refuse == nil && entry.Remote == nil && entry.Mcpform != nil && entry.Mcpform.PyPI != nil {
-		// A PyPI server starts from its locked tree, never the runner.
-		if started, err := pypiStart(ctx, io.getenv, entry, dir); err != nil {
-			refuse = err
-		} else {
-			entry = started
-		}
-	}
-	if refuse == nil && entry.Remote == nil && entry.Mcpform != nil && entry.Mcpform.Image != nil {
-		// A container server starts its image by the locked digest.
-		if started, err := imageStart(entry); err != nil {
-			refuse = err
-		} else {
-			entry = started
-		}
+	// The server's pinned code (an npm or PyPI tree from mcpform's cache,
+	// an image by its digest), as verify starts it too; a refusal is
+	// told to the client for each request.
+	var refuse error
+	if started, err := launchable(ctx, io.getenv, entry, dir); err != nil {
+		refuse = err
+	} else {
+		entry = started
 	}
 	warnUnsetEnv(io, []serverEnv{{f.name, entry.EnvPassthrough}}, "started")
 	auditLog, err := audit.Open(auditPath)

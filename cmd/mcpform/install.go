@@ -18,8 +18,9 @@ import (
 	"github.com/mcpform/mcpform/policy"
 )
 
-// mcpform install fills the npm cache with the locked trees, and run starts
-// an npm server from it (docs/LOCKFILE.md, "npm trees").
+// mcpform install fills mcpform's cache with the locked npm and PyPI trees,
+// and run starts those servers from it (docs/LOCKFILE.md, "npm trees",
+// "PyPI trees").
 
 type installFlags struct {
 	lock  string
@@ -30,13 +31,15 @@ func parseInstallFlags(args []string, stderr io.Writer) (installFlags, error) {
 	var f installFlags
 	fs := newFlagSet("install", stderr, `Usage: mcpform install [-lock FILE] [NAME...]
 
-Installs the npm tree each locked npm server (or each NAME) pins into mcpform's cache
-($XDG_CACHE_HOME/mcpform/npm, or ~/.cache/mcpform/npm), from the lockfile stored beside
-mcp.lock, with npm ci --ignore-scripts, and checks it. Needs npm and the registry (or npm's
-cache); afterwards mcpform run starts those servers without either. An installed tree is
-checked again, not reinstalled.
+Installs the tree each locked npm or PyPI server (or each NAME) pins into mcpform's
+cache ($XDG_CACHE_HOME/mcpform, or ~/.cache/mcpform) and checks it: an npm tree from the
+lockfile stored beside mcp.lock, with npm ci (its install scripts run only where the
+lock allows them), a PyPI tree from the stored requirements file into a venv, with
+pip --require-hashes. Needs npm or pip and their registry (or their cache); afterwards
+mcpform run starts those servers without either. An installed tree is checked again,
+not reinstalled.
 `)
-	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock whose npm servers to install")
+	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock whose npm and PyPI servers to install")
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
@@ -77,7 +80,7 @@ func runInstall(ctx context.Context, io *stdio, f installFlags) int {
 			continue
 		}
 		if e.Mcpform == nil || e.Mcpform.NPM == nil {
-			fmt.Fprintf(io.err, "mcpform install: server %q pins no npm tree; nothing to install\n", n)
+			fmt.Fprintf(io.err, "mcpform install: server %q pins no npm or PyPI tree; nothing to install\n", n)
 			continue
 		}
 		rec := e.Mcpform.NPM
@@ -94,17 +97,24 @@ func runInstall(ctx context.Context, io *stdio, f installFlags) int {
 // npmCacheRoot is the cache of installed npm trees: $XDG_CACHE_HOME/mcpform/npm,
 // or ~/.cache/mcpform/npm.
 func npmCacheRoot(getenv func(string) string) (string, error) {
+	return cacheDir(getenv, "npm", "npm trees")
+}
+
+// cacheDir is mcpform's cache directory of one kind of pinned code:
+// $XDG_CACHE_HOME/mcpform/SUB when XDG_CACHE_HOME is absolute, else
+// ~/.cache/mcpform/SUB; what names the kind in the error.
+func cacheDir(getenv func(string) string, sub, what string) (string, error) {
 	if d := getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "mcpform", "npm"), nil
+		return filepath.Join(d, "mcpform", sub), nil
 	}
 	home := getenv("HOME")
 	if home == "" {
 		home = getenv("USERPROFILE")
 	}
 	if home == "" {
-		return "", errors.New("no cache directory for npm trees: set XDG_CACHE_HOME or HOME")
+		return "", fmt.Errorf("no cache directory for %s: set XDG_CACHE_HOME or HOME", what)
 	}
-	return filepath.Join(home, ".cache", "mcpform", "npm"), nil
+	return filepath.Join(home, ".cache", "mcpform", sub), nil
 }
 
 // installNPM installs rec's tree into root, once, from the lockfile stored

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -21,17 +20,7 @@ import (
 // pypiCacheRoot is the cache of installed PyPI trees:
 // $XDG_CACHE_HOME/mcpform/pypi, or ~/.cache/mcpform/pypi.
 func pypiCacheRoot(getenv func(string) string) (string, error) {
-	if d := getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "mcpform", "pypi"), nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		home = getenv("USERPROFILE")
-	}
-	if home == "" {
-		return "", errors.New("no cache directory for PyPI trees: set XDG_CACHE_HOME or HOME")
-	}
-	return filepath.Join(home, ".cache", "mcpform", "pypi"), nil
+	return cacheDir(getenv, "pypi", "PyPI trees")
 }
 
 // installPyPI installs rec's tree into root, once, from the requirements

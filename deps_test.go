@@ -51,6 +51,8 @@ var allowedImports = map[string]allowed{
 	"onboard":     {imports: []string{"internal/escape", "internal/textdiff", "lang"}},
 	"oauth":       {imports: []string{"internal/escape", "internal/lockedfile", "mcp"}},
 
+	"pins/provenance": {imports: []string{"internal/escape", "internal/strictjson"}},
+
 	"runtime": {
 		imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "lock", "mcp", "pins", "policy", "runtime/audit", "runtime/enforce", "runtime/internal/pipe", "runtime/internal/upstream", "runtime/taint", "surface"},
 		tests:   []string{"internal/benchclient", "internal/fakemcp", "internal/npmtest", "internal/strictjson"},

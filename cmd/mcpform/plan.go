@@ -126,8 +126,16 @@ func runPlan(ctx context.Context, io *stdio, f planFlags) int {
 		err = render.MarkdownWithOptions(io.out, p, render.MarkdownOptions{FullOutputURL: render.JobURL(io.getenv)})
 	default:
 		err = render.Human(io.out, p, render.Options{Color: useColor(io, io.out, f.noColor), Errors: io.err, ErrorsColor: useColor(io, io.err, f.noColor)})
-		if err == nil && f.out != "" && len(p.Errors()) == 0 {
+		switch {
+		case err != nil || len(p.Errors()) > 0:
+		case f.out != "":
 			fmt.Fprintf(io.out, "\nSaved the plan to %s. To write exactly this plan to the lock, run:\n    mcpform apply %s\n", f.out, f.out)
+		case p.HasChanges():
+			// What next, as terraform says it (on stderr: stdout is the
+			// plan): apply plans again, so what it writes is what the
+			// servers say then.
+			fmt.Fprint(io.err, "\nTo lock these changes after review, run mcpform apply (it plans again and asks before writing),\n"+
+				"or save this exact plan with mcpform plan -out=FILE and apply it with mcpform apply FILE.\n")
 		}
 	}
 	if err != nil {

@@ -139,15 +139,27 @@ func warnUnsetEnv(io *stdio, servers []serverEnv, verb string) {
 		sort.Strings(set)
 	}
 	for _, s := range servers {
+		// A name with a likely typo gets a line of its own; the other
+		// unset names of a server share one.
+		var unset []string
 		for _, name := range s.env {
 			if io.getenv(name) != "" {
 				continue
 			}
-			fmt.Fprintf(io.err, "Warning: server %q: %s is listed in env but not set; %s without it", escape.String(s.name), escape.String(name), verb)
 			if c := suggestEnv(name, set, s.env); c != "" {
-				fmt.Fprintf(io.err, ". Did you mean %s, which is set?", escape.String(c))
+				fmt.Fprintf(io.err, "Warning: server %q: %s is listed in env but not set; %s without it. Did you mean %s, which is set?\n",
+					escape.String(s.name), escape.String(name), verb, escape.String(c))
+				continue
 			}
-			fmt.Fprintln(io.err)
+			unset = append(unset, escape.String(name))
+		}
+		switch len(unset) {
+		case 0:
+		case 1:
+			fmt.Fprintf(io.err, "Warning: server %q: %s is listed in env but not set; %s without it\n", escape.String(s.name), unset[0], verb)
+		default:
+			fmt.Fprintf(io.err, "Warning: server %q: %s and %s are listed in env but not set; %s without them\n",
+				escape.String(s.name), strings.Join(unset[:len(unset)-1], ", "), unset[len(unset)-1], verb)
 		}
 	}
 }

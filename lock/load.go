@@ -636,7 +636,7 @@ var npmName = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-
 // must stay inside the lock's directory.
 func parseNPM(raw json.RawMessage) (*NPM, error) {
 	const what = "mcpform.npm"
-	m, err := object(raw, []string{"package", "version", "integrity", "registry", "lockfile", "bin", "installScripts", "allowInstallScripts"}, what)
+	m, err := object(raw, []string{"package", "version", "integrity", "registry", "lockfile", "bin", "installScripts", "allowInstallScripts", "provenance"}, what)
 	if err != nil {
 		return nil, err
 	}
@@ -681,6 +681,11 @@ func parseNPM(raw json.RawMessage) (*NPM, error) {
 		}
 		n.AllowInstallScripts = true
 	}
+	if pv, ok := m["provenance"]; ok {
+		if n.Provenance, err = parseProvenance(pv, what+".provenance"); err != nil {
+			return nil, err
+		}
+	}
 	bad := func(s string) bool {
 		return strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || r == 0x7f })
 	}
@@ -699,6 +704,52 @@ func parseNPM(raw json.RawMessage) (*NPM, error) {
 		return nil, fmt.Errorf("%s.lockfile.path %q is not a relative path inside the lock's directory", what, n.Lockfile.Path)
 	}
 	return n, nil
+}
+
+// gitCommit is a git commit id (SHA-1, or SHA-256 for a SHA-256
+// repository).
+var gitCommit = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// maxProvenanceText bounds each string of mcpform.npm.provenance.
+const maxProvenanceText = 2048
+
+// parseProvenance decodes mcpform.npm.provenance: repository and workflow
+// required, commit optional, keys matched exactly, any other refused.
+func parseProvenance(raw json.RawMessage, what string) (*Provenance, error) {
+	m, err := object(raw, []string{"repository", "workflow", "commit"}, what)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provenance{}
+	for _, k := range []struct {
+		key      string
+		to       *string
+		required bool
+	}{{"repository", &p.Repository, true}, {"workflow", &p.Workflow, true}, {"commit", &p.Commit, false}} {
+		v, ok := m[k.key]
+		if !ok {
+			if k.required {
+				return nil, fmt.Errorf("%s.%s is missing", what, k.key)
+			}
+			continue
+		}
+		if err := json.Unmarshal(v, k.to); err != nil || bytes.TrimSpace(v)[0] != '"' {
+			return nil, fmt.Errorf("%s.%s is not a string", what, k.key)
+		}
+	}
+	bad := func(s string) bool {
+		return s == "" || len(s) > maxProvenanceText || strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || r >= 0x7f })
+	}
+	_, hasCommit := m["commit"]
+	switch {
+	case bad(p.Repository) || !strings.HasPrefix(p.Repository, "https://"):
+		return nil, fmt.Errorf("%s.repository %q is not an https URL (at most %d printable ASCII characters, no space)", what, p.Repository, maxProvenanceText)
+	case bad(p.Workflow):
+		return nil, fmt.Errorf("%s.workflow %q is not a workflow (path@ref, at most %d printable ASCII characters, no space)", what, p.Workflow, maxProvenanceText)
+	case hasCommit && !gitCommit.MatchString(p.Commit):
+		return nil, fmt.Errorf("%s.commit %q is not a git commit id (40 or 64 lowercase hex digits); an unknown commit is left out", what, p.Commit)
+	}
+	return p, nil
 }
 
 // imageDigest is the only digest an image pin holds.

@@ -239,6 +239,26 @@ type NPM struct {
 	// AllowInstallScripts is mcp.hcl's allow_install_scripts: the tree is
 	// installed with its install scripts run. false is left out.
 	AllowInstallScripts bool `json:"allowInstallScripts,omitempty"`
+	// Provenance is where the package's tarball was built, from the
+	// provenance attestation the registry publishes for it, verified
+	// (pins/provenance); nil when the registry publishes none.
+	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// Provenance is the verified origin of an npm package's tarball: the
+// source repository and the workflow whose Sigstore certificate signed
+// its SLSA provenance. A changed repository is other code's origin.
+type Provenance struct {
+	// Repository is the source repository's URL
+	// ("https://github.com/OWNER/REPO").
+	Repository string `json:"repository"`
+	// Workflow is the build workflow, path@ref inside Repository
+	// (".github/workflows/release.yml@refs/heads/main"), or its URL when
+	// it is in another repository.
+	Workflow string `json:"workflow"`
+	// Commit is the source commit built; "" (left out) when the
+	// certificate does not say.
+	Commit string `json:"commit,omitempty"`
 }
 
 // Pins are what an entry pins of the code behind its command: the surface

@@ -152,3 +152,90 @@ func TestNPMRefusedOnRemote(t *testing.T) {
 		t.Errorf("Parse of a remote entry with an npm record = %v", err)
 	}
 }
+
+// provenanceFile is npmFile with a verified provenance on the npm record.
+func provenanceFile(t testing.TB) *File {
+	f := npmFile(t)
+	f.Servers["notes"].Mcpform.NPM.Provenance = &Provenance{Repository: "https://github.com/modelcontextprotocol/servers",
+		Workflow: ".github/workflows/release.yml@refs/heads/main", Commit: "dae8bd8eb433a4147b4655c00fe73e0f22bc0fb1"}
+	return f
+}
+
+// TestNPMProvenanceRoundTrip: the provenance is written last in the npm
+// record, read back as written, outside the digests; without a commit the
+// key is left out; a record without provenance has no key.
+func TestNPMProvenanceRoundTrip(t *testing.T) {
+	f := provenanceFile(t)
+	data, err := Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `          "installScripts": [
+            "node_modules/esbuild"
+          ],
+          "provenance": {
+            "repository": "https://github.com/modelcontextprotocol/servers",
+            "workflow": ".github/workflows/release.yml@refs/heads/main",
+            "commit": "dae8bd8eb433a4147b4655c00fe73e0f22bc0fb1"
+          }
+        }
+`
+	if !bytes.Contains(data, []byte(want)) {
+		t.Fatalf("the lock has no provenance as\n%s\nin\n%s", want, data)
+	}
+	got, err := Parse(data)
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, data)
+	}
+	if diff := cmp.Diff(f.Servers["notes"].Mcpform.NPM, got.Servers["notes"].Mcpform.NPM); diff != "" {
+		t.Errorf("npm after Parse (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(npmFile(t).Servers["notes"].Digests, got.Servers["notes"].Digests); diff != "" {
+		t.Errorf("digests changed with the provenance (-without +with):\n%s", diff)
+	}
+	f.Servers["notes"].Mcpform.NPM.Provenance.Commit = ""
+	if data, err = Marshal(f); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(`"commit"`)) {
+		t.Errorf("a provenance without a commit has the key:\n%s", data)
+	}
+	if got, err := Parse(data); err != nil || got.Servers["notes"].Mcpform.NPM.Provenance.Commit != "" {
+		t.Errorf("Parse without a commit: %v", err)
+	}
+	without, err := Marshal(npmFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(without, []byte(`"provenance"`)) {
+		t.Errorf("a record without provenance has the key:\n%s", without)
+	}
+}
+
+func TestParseRefusesNPMProvenance(t *testing.T) {
+	good := goodLock(t, provenanceFile(t))
+	const repo = `"repository": "https://github.com/modelcontextprotocol/servers"`
+	const wf = `"workflow": ".github/workflows/release.yml@refs/heads/main"`
+	const commit = `"commit": "dae8bd8eb433a4147b4655c00fe73e0f22bc0fb1"`
+	const provenanceJSON = `"provenance": {
+            ` + repo + `,
+            ` + wf + `,
+            ` + commit + `
+          }`
+	checkEditsRefused(t, good, []edit{
+		{"unknown key", repo, repo + `, "builder": "x"`, `mcpform.npm.provenance has an unknown key "builder"`},
+		{"wrong case", repo, `"Repository": "https://github.com/modelcontextprotocol/servers"`, `mcpform.npm.provenance has an unknown key "Repository"`},
+		{"not an object", provenanceJSON, `"provenance": "x"`, `mcpform.npm.provenance`},
+		{"no repository", repo + `,`, ``, `mcpform.npm.provenance.repository is missing`},
+		{"no workflow", wf + `,`, ``, `mcpform.npm.provenance.workflow is missing`},
+		{"repository not a string", repo, `"repository": 1`, `mcpform.npm.provenance.repository is not a string`},
+		{"http repository", repo, `"repository": "http://github.com/a/b"`, `is not an https URL`},
+		{"empty repository", repo, `"repository": ""`, `is not an https URL`},
+		{"repository with a newline", repo, `"repository": "https://github.com/a/b\nforged"`, `is not an https URL`},
+		{"empty workflow", wf, `"workflow": ""`, `is not a workflow`},
+		{"workflow with a space", wf, `"workflow": "a b"`, `is not a workflow`},
+		{"short commit", commit, `"commit": "dae8bd8"`, `is not a git commit id`},
+		{"empty commit", commit, `"commit": ""`, `is not a git commit id`},
+		{"duplicate key", repo, repo + `, ` + repo, `duplicate`},
+	})
+}

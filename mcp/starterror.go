@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -141,6 +143,11 @@ var launchers = []string{"npx", "npm", "node", "uvx", "uv", "pipx", "python", "p
 // Hint says what to change when the server did not get PATH (or, for a
 // launcher such as npx or uvx, HOME); "" when it got both.
 func (e *StartError) Hint() string {
+	if errors.Is(e.Err, exec.ErrNotFound) {
+		// mcpform looked the program up on its own PATH and found
+		// nothing: what the server would have got does not matter.
+		return ""
+	}
 	var missing, unset []string
 	need := []string{"PATH"}
 	if len(e.Command) > 0 && slices.Contains(launchers, filepath.Base(e.Command[0])) {

@@ -3,7 +3,9 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -204,5 +206,11 @@ func TestStartErrorHint(t *testing.T) {
 		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
 			t.Errorf("%v env %v unset %v: hint %q, want %q", tt.command, tt.env, tt.unset, got, tt.want)
 		}
+	}
+	// A program mcpform itself found nowhere on its PATH never ran: the
+	// variables it would have got are beside the point.
+	notFound := &StartError{Command: []string{"no-such-server"}, Err: fmt.Errorf(`starting "no-such-server": %w`, exec.ErrNotFound)}
+	if got := notFound.Hint(); got != "" {
+		t.Errorf("hint for a program not found: %q, want none", got)
 	}
 }

@@ -85,7 +85,9 @@ func (h *human) plan(p *plan.Plan) {
 		// As terraform, a plan with errors does not close as a plan:
 		// what it shows of the other servers is not the whole change.
 		h.printf("\n%s\n", h.pal.red(fmt.Sprintf("Plan incomplete: %d of %d servers failed; fix the errors above.", sum.Failed, sum.Servers)))
-		h.printf("Planned so far: %s\n", counts)
+		if sum.Failed < sum.Servers {
+			h.printf("Planned so far: %s\n", counts)
+		}
 	} else {
 		h.printf("\n%s\n", h.pal.bold("Plan: "+counts))
 	}

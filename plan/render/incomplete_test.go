@@ -57,6 +57,22 @@ func TestIncompleteTotals(t *testing.T) {
 		t.Errorf("JSON errors = %q, want the one failed server", got.Errors)
 	}
 
+	// Every server failed: nothing was planned, so no totals of zeros.
+	all := &plan.Plan{FormatVersion: plan.FormatVersion, Servers: []*plan.ServerPlan{failed}}
+	out.Reset()
+	md.Reset()
+	if err := Human(&out, all, Options{Errors: &errs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, all); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Plan incomplete: 1 of 1 servers failed; fix the errors above.\n") ||
+		!strings.Contains(md.String(), "**Plan incomplete:** 1 of 1 servers failed; fix the errors below.\n") ||
+		strings.Contains(out.String()+md.String(), "Planned so far") {
+		t.Errorf("a plan whose every server failed shows totals:\n%s\n%s", out.String(), md.String())
+	}
+
 	// Without the failure: a plan's totals, and nothing incomplete.
 	p.Servers = p.Servers[1:]
 	out.Reset()

@@ -94,7 +94,11 @@ func MarkdownWithOptions(w io.Writer, p *plan.Plan, o MarkdownOptions) error {
 	counts := fmt.Sprintf("%d to add, %d to change, %d to remove. Definitional: %d, informational: %d, config: %d%s. **Required bump: %s.**",
 		sum.Add, sum.Change, sum.Remove, sum.Definitional, sum.Informational, sum.Config, codeCount(sum), sum.RequiredBump)
 	if sum.Failed > 0 {
-		fmt.Fprintf(&head, "**Plan incomplete:** %d of %d servers failed; fix the errors below. Planned so far: %s\n", sum.Failed, sum.Servers, counts)
+		fmt.Fprintf(&head, "**Plan incomplete:** %d of %d servers failed; fix the errors below.", sum.Failed, sum.Servers)
+		if sum.Failed < sum.Servers {
+			fmt.Fprintf(&head, " Planned so far: %s", counts)
+		}
+		head.WriteString("\n")
 	} else {
 		fmt.Fprintf(&head, "**Plan:** %s\n", counts)
 	}

@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/pins/npm"
+	"github.com/mcpform/mcpform/pins/provenance"
 )
 
 // NPMDir is where apply stores each npm server's pinned tree, relative to
@@ -100,8 +102,8 @@ func recordNPM(p *Plan, sp *ServerPlan, nr npmResult, old *lock.Entry) {
 	if old == nil && len(sp.Changes) > 0 && sp.Changes[0].Rule == "CFG-SERVER-ADDED" {
 		// A new server's pins are written with it; the plan says what
 		// its tree is.
-		sp.Changes[0].Detail += fmt.Sprintf(", and pins %s@%s with its whole tree (%d packages, lockfile sha256 %s…), which run starts from mcpform's cache",
-			escape.String(nr.rec.Package), escape.String(nr.rec.Version), nr.packages, nr.rec.Lockfile.SHA256[:12])
+		sp.Changes[0].Detail += fmt.Sprintf(", and pins %s@%s with its whole tree (%d packages, lockfile sha256 %s…), which run starts from mcpform's cache; %s",
+			escape.String(nr.rec.Package), escape.String(nr.rec.Version), nr.packages, nr.rec.Lockfile.SHA256[:12], provenanceText(nr.rec.Provenance))
 	}
 	if old != nil && nr.files != nil && nr.rec == oldNPM(old) {
 		p.Notes = append(p.Notes, fmt.Sprintf("server %q: the stored lockfile %s was missing or damaged, and the registry resolves the same tree again: apply writes it back", sp.Name, escape.String(nr.rec.Lockfile.Path)))
@@ -173,6 +175,9 @@ func planNPM(ctx context.Context, spec *npm.Spec, name string, old *lock.Entry, 
 	r := npmResult{rec: &lock.NPM{Package: pin.Package, Version: pin.Version, Integrity: pin.Integrity, Registry: pin.Registry,
 		Lockfile: lock.FilePin{Path: path.Join(dir, npm.LockfileName), SHA256: pin.Lockfile},
 		Bin:      pin.Bin, InstallScripts: pin.InstallScripts}, oldTree: stored, packages: pin.Packages}
+	if r.rec.Provenance, err = npmProvenance(ctx, pin); err != nil {
+		return npmResult{err: err}
+	}
 	for _, f := range []string{npm.PackageJSON, npm.LockfileName} {
 		data, err := os.ReadFile(filepath.Join(tmp, f))
 		if err != nil {
@@ -184,12 +189,87 @@ func planNPM(ctx context.Context, spec *npm.Spec, name string, old *lock.Entry, 
 		}
 	}
 	if o != nil && o.Lockfile.SHA256 == r.rec.Lockfile.SHA256 && o.Package == r.rec.Package && o.Version == r.rec.Version &&
-		o.Integrity == r.rec.Integrity && o.Registry == r.rec.Registry && o.Bin == r.rec.Bin && slices.Equal(o.InstallScripts, r.rec.InstallScripts) {
+		o.Integrity == r.rec.Integrity && o.Registry == r.rec.Registry && o.Bin == r.rec.Bin && slices.Equal(o.InstallScripts, r.rec.InstallScripts) &&
+		sameProvenance(o.Provenance, r.rec.Provenance) {
 		// The same tree again (the stored file was lost or damaged):
 		// the lock keeps its record, and apply writes the file back.
 		r.rec = o
 	}
 	return r
+}
+
+// attestationRegistry, when set (by tests only), is the registry whose
+// attestations endpoint npmProvenance reads instead of the record's: a
+// test resolves the tree on the real registry and serves real provenance
+// bundles itself (the registry reachable from the tests serves none).
+var attestationRegistry string
+
+// npmProvenance fetches and verifies the provenance the registry publishes
+// for pin's top package (pins/provenance): nil when it publishes none.
+// Any failure is the server's plan error: a provenance that does not
+// verify is never locked, nor silently dropped.
+func npmProvenance(ctx context.Context, pin *npm.Pin) (*lock.Provenance, error) {
+	reg := pin.Registry
+	if attestationRegistry != "" {
+		reg = attestationRegistry
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	atts, err := provenance.Fetch(ctx, nil, reg, pin.Package, pin.Version)
+	if err != nil {
+		return nil, fmt.Errorf("mcpform cannot read the provenance attestations of %s@%s from the registry (%w); plan again when the registry answers; the lock is not changed",
+			escape.String(pin.Package), escape.String(pin.Version), err)
+	}
+	if atts == nil {
+		return nil, nil
+	}
+	tr, _, err := provenance.TrustedRoot()
+	if err != nil {
+		return nil, fmt.Errorf("mcpform cannot verify the provenance of %s@%s: %w; the lock is not changed", escape.String(pin.Package), escape.String(pin.Version), err)
+	}
+	p, err := provenance.Verify(atts, pin.Package, pin.Version, pin.Integrity, tr)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return &lock.Provenance{Repository: p.Repository, Workflow: p.Workflow, Commit: p.Commit}, nil
+}
+
+func sameProvenance(a, b *lock.Provenance) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// provenanceText says where a record's tarball was built, for a plan.
+func provenanceText(p *lock.Provenance) string {
+	if p == nil {
+		return "the registry publishes no provenance for it"
+	}
+	return fmt.Sprintf("its provenance verifies: built from %s by %s", escape.String(p.Repository), escape.String(p.Workflow))
+}
+
+// provenanceChanges compares the provenance of two records of a locked
+// server: another repository, another workflow of the same one, a
+// provenance gained or lost. The commit alone is no change: it differs
+// with every release.
+func provenanceChanges(a string, old, live *lock.NPM) []Change {
+	o, l := old.Provenance, live.Provenance
+	what := escape.String(live.Package) + "@" + escape.String(live.Version)
+	switch {
+	case o == nil && l != nil:
+		return []Change{{Addr: a, Action: Create, Rule: "PKG-NPM-PROVENANCE-ADDED", After: mustJSON(l),
+			Detail: fmt.Sprintf("%s has a verified provenance: built from %s by %s", what, escape.String(l.Repository), escape.String(l.Workflow))}}
+	case o != nil && l == nil:
+		return []Change{{Addr: a, Action: Delete, Rule: "PKG-NPM-PROVENANCE-REMOVED", Before: mustJSON(o),
+			Detail: fmt.Sprintf("the locked tarball was built from %s by %s; the registry publishes no provenance for %s", escape.String(o.Repository), escape.String(o.Workflow), what)}}
+	case o == nil || l == nil:
+		return nil
+	case o.Repository != l.Repository:
+		return []Change{{Addr: a + ".repository", Action: Update, Rule: "PKG-NPM-PROVENANCE-CHANGED", Before: mustJSON(o), After: mustJSON(l),
+			Detail: fmt.Sprintf("%s was built from %s, not from the locked %s (by %s)", what, escape.String(l.Repository), escape.String(o.Repository), escape.String(l.Workflow))}}
+	case o.Workflow != l.Workflow:
+		return []Change{{Addr: a + ".workflow", Action: Update, Rule: "PKG-NPM-PROVENANCE-WORKFLOW-CHANGED", Before: mustJSON(o), After: mustJSON(l),
+			Detail: fmt.Sprintf("%s was built from %s by %s, not by the locked %s", what, escape.String(l.Repository), escape.String(l.Workflow), escape.String(o.Workflow))}}
+	}
+	return nil
 }
 
 // install puts r's pinned tree into the cache under cacheRoot (or checks
@@ -266,6 +346,11 @@ func npmChanges(addr string, newServer bool, old, live *lock.NPM, oldTree, newTr
 		add(Change{Addr: a + ".lockfile", Action: Update, Rule: "PKG-NPM-TREE-CHANGED", Before: mustJSON(old), After: mustJSON(live),
 			Detail: fmt.Sprintf("the tree of %s@%s changed (lockfile sha256 %s… -> %s…)%s", escape.String(live.Package), escape.String(live.Version),
 				old.Lockfile.SHA256[:12], live.Lockfile.SHA256[:12], treeDiff(oldTree, newTree, old.Registry, live.Registry))})
+	}
+	if old != nil {
+		for _, c := range provenanceChanges(a+".provenance", old, live) {
+			add(c)
+		}
 	}
 	if len(live.InstallScripts) > 0 && (old == nil || !slices.Equal(old.InstallScripts, live.InstallScripts)) {
 		what := "which mcpform does not run (npm ci --ignore-scripts; allow_install_scripts = true in the server's block runs them); a server that needs one may not work"

@@ -42,6 +42,21 @@ func npmRecord(version, integrity string, tree []byte, scripts ...string) *lock.
 		Lockfile: lock.FilePin{Path: ".mcpform/npm/s/package-lock.json", SHA256: digest(tree)}, Bin: "index.js", InstallScripts: scripts}
 }
 
+const (
+	repoA = "https://github.com/acme/top"
+	wfA   = ".github/workflows/release.yml@refs/tags/v1.1.0"
+)
+
+// withProvenance is a copy of rec with a verified provenance.
+func withProvenance(rec *lock.NPM, repo, workflow string, commit ...string) *lock.NPM {
+	c := *rec
+	c.Provenance = &lock.Provenance{Repository: repo, Workflow: workflow}
+	if len(commit) > 0 {
+		c.Provenance.Commit = commit[0]
+	}
+	return &c
+}
+
 // TestNPMChanges: each difference of an npm record is a PKG-NPM change of
 // class code, graded by the catalogue; the same record is no change, and a
 // new server's record is written with it, install scripts aside.
@@ -70,6 +85,23 @@ func TestNPMChanges(t *testing.T) {
 			[]string{"PKG-NPM-TREE-CHANGED server.s.npm.lockfile update major"}, "dep 1.0.0 -> 1.1.0"},
 		{"scripts gained", false, base, npmRecord("1.0.0", sriA, t1, "node_modules/dep"), nil, nil,
 			[]string{"PKG-NPM-INSTALL-SCRIPTS server.s.npm.installScripts update none"}, "1 package(s)"},
+		{"provenance gained", false, base, withProvenance(npmRecord("1.1.0", sriB, t2), repoA, wfA), t1, t2,
+			[]string{"PKG-NPM-VERSION-CHANGED server.s.npm update major", "PKG-NPM-PROVENANCE-ADDED server.s.npm.provenance create none"},
+			"top@1.1.0 has a verified provenance: built from https://github.com/acme/top by .github/workflows/release.yml@refs/tags/v1.1.0"},
+		{"provenance, same repository and workflow, another commit", false, withProvenance(base, repoA, wfA), withProvenance(npmRecord("1.1.0", sriB, t2), repoA, wfA, "1111111111111111111111111111111111111111"), t1, t2,
+			[]string{"PKG-NPM-VERSION-CHANGED server.s.npm update major"}, ""},
+		{"another source repository", false, withProvenance(base, repoA, wfA), withProvenance(npmRecord("1.1.0", sriB, t2), "https://github.com/evil/top\u001b[2K", wfA), t1, t2,
+			[]string{"PKG-NPM-VERSION-CHANGED server.s.npm update major", "PKG-NPM-PROVENANCE-CHANGED server.s.npm.provenance.repository update major"},
+			`top@1.1.0 was built from https://github.com/evil/top\u001b[2K, not from the locked https://github.com/acme/top`},
+		{"another source repository, same version and tarball", false, withProvenance(base, repoA, wfA), withProvenance(base, "https://github.com/fork/top", wfA), nil, nil,
+			[]string{"PKG-NPM-PROVENANCE-CHANGED server.s.npm.provenance.repository update major"}, "not from the locked https://github.com/acme/top"},
+		{"another workflow", false, withProvenance(base, repoA, wfA), withProvenance(npmRecord("1.1.0", sriB, t2), repoA, ".github/workflows/ci.yml@refs/heads/dev"), t1, t2,
+			[]string{"PKG-NPM-VERSION-CHANGED server.s.npm update major", "PKG-NPM-PROVENANCE-WORKFLOW-CHANGED server.s.npm.provenance.workflow update minor"},
+			"by .github/workflows/ci.yml@refs/heads/dev, not by the locked .github/workflows/release.yml@refs/tags/v1.1.0"},
+		{"provenance lost", false, withProvenance(base, repoA, wfA), npmRecord("1.1.0", sriB, t2), t1, t2,
+			[]string{"PKG-NPM-VERSION-CHANGED server.s.npm update major", "PKG-NPM-PROVENANCE-REMOVED server.s.npm.provenance delete major"},
+			"the locked tarball was built from https://github.com/acme/top by .github/workflows/release.yml@refs/tags/v1.1.0; the registry publishes no provenance for top@1.1.0"},
+		{"new server with provenance", true, nil, withProvenance(base, repoA, wfA), nil, nil, nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string

@@ -394,6 +394,38 @@ func buildCatalogue() []Rule {
 			"tree's lockfile, and from then on mcpform run starts the server from an installed copy of exactly that " +
 			"tree, with node, instead of the package runner. Nothing is known of what the runner ran before.",
 		Example: `@modelcontextprotocol/server-everything@2026.8.31: (none) -> lockfile sha256 9c1e…`})
+	// The npm package's provenance (pins/provenance): where its tarball
+	// was built, verified with Sigstore when the registry publishes it.
+	add(Rule{ID: "PKG-NPM-PROVENANCE-ADDED", Grade: None, Class: Code,
+		Summary: "The npm package's tarball has a verified provenance the locked record did not have.",
+		Detail: "The registry publishes a SLSA provenance attestation for the package version plan resolved, and it " +
+			"verified (a GitHub Actions workflow's Sigstore certificate, logged in Rekor, signing the tarball's " +
+			"sha512): the lock records the source repository and workflow that built it, and a later change of " +
+			"either is its own change (PKG-NPM-PROVENANCE-CHANGED, -WORKFLOW-CHANGED, -REMOVED). Check that the " +
+			"repository is the project you meant to run.",
+		Example: `provenance: (none) -> https://github.com/modelcontextprotocol/servers, .github/workflows/release.yml@refs/heads/main`})
+	add(Rule{ID: "PKG-NPM-PROVENANCE-CHANGED", Grade: Major, Class: Code, Security: true,
+		Summary: "The npm package's tarball was built from another source repository than the locked one.",
+		Detail: "The verified provenance of the package names another source repository: the code comes from " +
+			"somewhere else than the locked code did (a transferred or renamed project, a fork publishing under " +
+			"the name, or a stolen publish token used from another repository). mcpform treats it as definitional " +
+			"drift: major and security-relevant, whatever the surface says. Find out why before applying; mcpform " +
+			"run keeps starting the locked tree.",
+		Example: `provenance.repository: https://github.com/acme/notes -> https://github.com/acme-notes/notes`})
+	add(Rule{ID: "PKG-NPM-PROVENANCE-WORKFLOW-CHANGED", Grade: Minor, Class: Code, Security: true,
+		Summary: "The npm package's tarball was built by another workflow of the same source repository.",
+		Detail: "The verified provenance names the locked repository and another workflow file or ref: releases are " +
+			"built another way (a renamed release workflow, a build from a branch instead of a tag). Anyone who can " +
+			"push to a workflow or ref of the repository can publish through it; check that the new one is the " +
+			"project's release process.",
+		Example: `provenance.workflow: .github/workflows/release.yml@refs/tags/v1.2.0 -> .github/workflows/ci.yml@refs/heads/dev`})
+	add(Rule{ID: "PKG-NPM-PROVENANCE-REMOVED", Grade: Major, Class: Code, Security: true,
+		Summary: "The npm package had a verified provenance and the planned version has none.",
+		Detail: "The locked version's tarball was built, verifiably, by a workflow of its source repository; the " +
+			"registry publishes no provenance for the planned one. A release published from a laptop or with a " +
+			"stolen token has none: find out how this version was published before applying; mcpform run keeps " +
+			"starting the locked tree.",
+		Example: `provenance: https://github.com/acme/notes, .github/workflows/release.yml@refs/heads/main -> (none)`})
 	// A PyPI runner's server (pins/pypi): run starts the installed tree of
 	// the locked requirements file, so another file is other code.
 	add(Rule{ID: "PKG-PYPI-VERSION-CHANGED", Grade: Major, Class: Code,

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpform/mcpform/internal/npmtest"
+	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/pins/npm"
 	"github.com/mcpform/mcpform/pins/provenance"
 )
@@ -76,5 +77,29 @@ func TestPlanNPMProvenance(t *testing.T) {
 	r = planNPM(t.Context(), spec, "s", nil, t.TempDir())
 	if r.err != nil || r.rec.Provenance != nil {
 		t.Fatalf("no attestations: %+v, %v; want a record without provenance", r.rec, r.err)
+	}
+}
+
+// TestNewServerSaysProvenance: a new npm server's CFG-SERVER-ADDED says
+// where its tarball was built, or that the registry publishes no
+// provenance for it.
+func TestNewServerSaysProvenance(t *testing.T) {
+	tree := treeOf("top@1.0.0")
+	for _, c := range []struct {
+		rec  *lock.NPM
+		want string
+	}{
+		{withProvenance(npmRecord("1.0.0", sriA, tree), repoA, wfA), "its provenance verifies: built from https://github.com/acme/top by .github/workflows/release.yml@refs/tags/v1.1.0"},
+		{npmRecord("1.0.0", sriA, tree), "the registry publishes no provenance for it"},
+	} {
+		sp := &ServerPlan{Name: "s", Addr: "server.s", Changes: []Change{{Addr: "server.s", Rule: "CFG-SERVER-ADDED", Detail: "new server"}}}
+		sp.Entry = &lock.Entry{Mcpform: &lock.Settings{}}
+		recordNPM(&Plan{}, sp, npmResult{rec: c.rec, packages: 1}, nil)
+		if d := sp.Changes[0].Detail; !strings.Contains(d, c.want) {
+			t.Errorf("CFG-SERVER-ADDED detail %q lacks %q", d, c.want)
+		}
+		if sp.Entry.Mcpform.NPM.Provenance != c.rec.Provenance {
+			t.Errorf("the entry's provenance is %+v, not the record's", sp.Entry.Mcpform.NPM.Provenance)
+		}
 	}
 }

@@ -339,3 +339,32 @@ func TestTrustedRoot(t *testing.T) {
 		t.Errorf("a broken %s: %s, %v; want an error", conf, src, err)
 	}
 }
+
+// BenchmarkVerify: the real sigstore@2.0.0 provenance, parsed and
+// verified against the embedded root, as plan does once per resolved npm
+// package.
+func BenchmarkVerify(b *testing.B) {
+	data := answer(b, "2.0.0")
+	tr := embedded(b)
+	for b.Loop() {
+		atts, err := Parse(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Verify(atts, "sigstore", "2.0.0", integrity200, tr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTrustedRoot: loading the embedded root, as plan does once per
+// resolved npm package with provenance.
+func BenchmarkTrustedRoot(b *testing.B) {
+	b.Setenv(EnvRoot, "")
+	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
+	for b.Loop() {
+		if _, _, err := TrustedRoot(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -28,6 +28,9 @@ var workflowSAN = regexp.MustCompile(`^https://github\.com/([A-Za-z0-9_.-]+/[A-Z
 // repositoryURI is a GitHub repository's URL, as Fulcio records it.
 var repositoryURI = regexp.MustCompile(`^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 
+// gitCommit is a git commit id, as Fulcio records the source digest.
+var gitCommit = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
 // Provenance is what a verified attestation says of a tarball's origin.
 type Provenance struct {
 	// Repository is the source repository's URL
@@ -137,7 +140,7 @@ func verifyOne(a *Attestation, name, version, integrity string, trusted root.Tru
 	if !repositoryURI.MatchString(p.Repository) {
 		return nil, fmt.Errorf("its certificate names no GitHub source repository (%s)", escape.String(p.Repository))
 	}
-	if p.Commit != "" && !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(p.Commit) {
+	if p.Commit != "" && !gitCommit.MatchString(p.Commit) {
 		return nil, fmt.Errorf("its certificate's source commit %s is not a git commit id", escape.String(p.Commit))
 	}
 	p.Workflow = c.SubjectAlternativeName

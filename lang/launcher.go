@@ -39,6 +39,13 @@ import (
 // Another program (a Go or Rust binary, `#!/usr/bin/python3`, `go run`) is
 // not a launcher here: it may need no environment at all, and a warning
 // for every server would be noise.
+//
+// The runners whose package mcpform pins with its whole tree (npx, npm
+// exec, pnpm dlx, bunx, uvx, uv tool run, pipx run; not through cmd /c)
+// never run: plan probes and run starts the pinned package from mcpform's
+// cache with node or python3 (Launcher.Pinned). Their needs above do not
+// apply, and validate checks that node and npm, or python3, are on PATH
+// instead of the runner.
 
 // Launcher is how a command starts its server, when that needs variables
 // of the environment.
@@ -51,25 +58,39 @@ type Launcher struct {
 	// Why says what each is for, as a clause: "PATH to find node and HOME
 	// for its package cache".
 	Why string
+	// Pinned, for a package runner whose package mcpform pins with its
+	// whole tree (npx, npm exec, pnpm dlx, bunx, uvx, uv tool run, pipx
+	// run), lists the programs mcpform pins and starts it with instead
+	// ("node", "npm"; "python3"): the runner itself never runs, so its
+	// needs of the server's environment do not apply.
+	Pinned []string
 }
+
+// The programs mcpform pins and starts a runner's package with.
+var (
+	pinnedNPM  = []string{"node", "npm"}
+	pinnedPyPI = []string{"python3"}
+)
 
 // launchers are the package runners, by program and, for those run as a
 // subcommand, the subcommands that launch.
 var launchers = []struct {
-	prog string
-	sub  []string
-	why  string
+	prog   string
+	sub    []string
+	why    string
+	pinned []string // Launcher.Pinned
 }{
-	{"npx", nil, "PATH to find node (and the package's own commands) and HOME for npm's package cache"},
-	{"npm", []string{"exec", "x"}, "PATH to find node (and the package's own commands) and HOME for npm's package cache"},
-	{"pnpx", nil, "PATH to find node and HOME for pnpm's store and cache"},
-	{"pnpm", []string{"dlx"}, "PATH to find node and HOME for pnpm's store and cache"},
-	{"yarn", []string{"dlx"}, "PATH to find node and HOME for yarn's cache"},
-	{"bunx", nil, "PATH to find the package's commands and HOME for bun's install cache"},
-	{"bun", []string{"x"}, "PATH to find the package's commands and HOME for bun's install cache"},
-	{"uvx", nil, "PATH to find python and HOME for uv's cache"},
-	{"uv", []string{"run", "tool"}, "PATH to find python and HOME for uv's cache"},
-	{"pipx", []string{"run"}, "PATH to find python and HOME for pipx's cache"},
+	{"npx", nil, "PATH to find node (and the package's own commands) and HOME for npm's package cache", pinnedNPM},
+	{"npm", []string{"exec", "x"}, "PATH to find node (and the package's own commands) and HOME for npm's package cache", pinnedNPM},
+	{"pnpx", nil, "PATH to find node and HOME for pnpm's store and cache", nil},
+	{"pnpm", []string{"dlx"}, "PATH to find node and HOME for pnpm's store and cache", pinnedNPM},
+	{"yarn", []string{"dlx"}, "PATH to find node and HOME for yarn's cache", nil},
+	{"bunx", nil, "PATH to find the package's commands and HOME for bun's install cache", pinnedNPM},
+	{"bun", []string{"x"}, "PATH to find the package's commands and HOME for bun's install cache", pinnedNPM},
+	{"uvx", nil, "PATH to find python and HOME for uv's cache", pinnedPyPI},
+	{"uv", []string{"tool"}, "PATH to find python and HOME for uv's cache", pinnedPyPI},
+	{"uv", []string{"run"}, "PATH to find python and HOME for uv's cache", nil},
+	{"pipx", []string{"run"}, "PATH to find python and HOME for pipx's cache", pinnedPyPI},
 }
 
 // LauncherOf reports the launcher argv starts its server with. head
@@ -79,8 +100,9 @@ func LauncherOf(argv []string, head func(prog string) []byte) (Launcher, bool) {
 	if len(argv) == 0 {
 		return Launcher{}, false
 	}
+	wrapped := false // a Windows cmd /c wrapper, which mcpform does not pin through
 	if ProgramName(argv[0]) == "cmd" && len(argv) > 2 && strings.EqualFold(argv[1], "/c") {
-		argv = argv[2:]
+		argv, wrapped = argv[2:], true
 	}
 	prog := ProgramName(argv[0])
 	for _, l := range launchers {
@@ -95,7 +117,11 @@ func LauncherOf(argv []string, head func(prog string) []byte) (Launcher, bool) {
 			}
 			name += " " + sub
 		}
-		return Launcher{Name: name, Needs: []string{"PATH", "HOME"}, Why: l.why}, true
+		out := Launcher{Name: name, Needs: []string{"PATH", "HOME"}, Why: l.why}
+		if !wrapped {
+			out.Pinned = l.pinned
+		}
+		return out, true
 	}
 	if head == nil {
 		return Launcher{}, false
@@ -218,7 +244,9 @@ func (l *loader) programHead(prog string) []byte {
 // server has none), command the command attribute.
 func (s *scope) checkLauncher(srv *Server, command, env *hcl.Attribute) hcl.Diagnostics {
 	l, ok := LauncherOf(srv.Command, s.head)
-	if !ok {
+	if !ok || l.Pinned != nil {
+		// A pinned runner's package starts without the runner
+		// (checkProgram looks for what it starts with instead).
 		return nil
 	}
 	var missing []string
@@ -289,11 +317,29 @@ func (s *scope) checkProgram(srv *Server, command *hcl.Attribute) hcl.Diagnostic
 	if s.lookPath == nil || len(srv.Command) == 0 {
 		return nil
 	}
+	subject := elemRange(command.Expr, 0)
+	if l, ok := LauncherOf(srv.Command, nil); ok && l.Pinned != nil {
+		var missing []string
+		for _, p := range l.Pinned {
+			if s.lookPath(p) == "" {
+				missing = append(missing, p)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		return hcl.Diagnostics{{
+			Severity: hcl.DiagWarning,
+			Summary:  "Program not found",
+			Detail: fmt.Sprintf("%s runs its package through %s, which mcpform does not run: plan pins the package with its whole tree and probes it, and run starts it, with %s, and %s not on mcpform's PATH. To fix it, %s; or remove the server's block; or plan the others with -target.",
+				srv.Addr, l.Name, strings.Join(l.Pinned, " and "), isAre(missing, strings.Join(missing, " and ")), InstallAdvice(missing[0])),
+			Subject: &subject,
+		}}
+	}
 	prog := srv.Command[0]
 	if prog == "" || strings.ContainsAny(prog, `/\`) || s.lookPath(prog) != "" {
 		return nil
 	}
-	subject := elemRange(command.Expr, 0)
 	return hcl.Diagnostics{{
 		Severity: hcl.DiagWarning,
 		Summary:  "Program not found",
@@ -301,4 +347,12 @@ func (s *scope) checkProgram(srv *Server, command *hcl.Attribute) hcl.Diagnostic
 			srv.Addr, escape.HCLString(prog), InstallAdvice(prog)),
 		Subject: &subject,
 	}}
+}
+
+// isAre is names with "is" or "are" after it.
+func isAre(missing []string, names string) string {
+	if len(missing) == 1 {
+		return names + " is"
+	}
+	return names + " are"
 }

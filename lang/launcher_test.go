@@ -68,11 +68,12 @@ func TestLauncherOf(t *testing.T) {
 
 // TestLauncherWarning checks the warning's exact text, that it goes away
 // with PATH and HOME, and that #!/usr/bin/env scripts are found by path and,
-// through Options.LookPath, by a bare name.
+// through Options.LookPath, by a bare name. A pinned runner (npx) draws
+// none: mcpform starts its package with node, not the runner.
 func TestLauncherWarning(t *testing.T) {
 	bin := t.TempDir()
 	script := "#!/usr/bin/env node\nconsole.log('hi')\n"
-	for name, body := range map[string]string{"mcp-server-everything": script, "go-server": "\x7fELF\x02\x01\x01", "npx": script} {
+	for name, body := range map[string]string{"mcp-server-everything": script, "go-server": "\x7fELF\x02\x01\x01", "npx": script, "node": "\x7fELF\x02\x01\x01", "npm": script} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -110,11 +111,6 @@ server "binary" {
 	}
 	want := []warn{
 		{
-			"Launcher without PATH and HOME",
-			`server.memory starts through npx, which needs PATH to find node (and the package's own commands) and HOME for npm's package cache, but a server gets only the environment variables its env lists, so it would fail to start. Add PATH and HOME to env: env = ["MEMORY_FILE_PATH", "PATH", "HOME"] (names only: the values are read when the server starts).`,
-			"mcp.hcl:4",
-		},
-		{
 			"Launcher without PATH",
 			`server.everything starts through a #!/usr/bin/env node script, which needs PATH to find node, but a server gets only the environment variables its env lists, so it would fail to start. Add PATH to env: env = ["PATH"] (names only: the values are read when the server starts).`,
 			"mcp.hcl:7",
@@ -134,8 +130,8 @@ server "binary" {
 
 	// Without LookPath a bare name is not looked at; paths still are.
 	_, diags = Load(dir, Options{})
-	if len(diags) != 2 {
-		t.Errorf("without LookPath: %d diagnostics, want 2 (npx and the script by path): %v", len(diags), diags)
+	if len(diags) != 1 {
+		t.Errorf("without LookPath: %d diagnostics, want 1 (the script by path): %v", len(diags), diags)
 	}
 
 	fixed := writeTree(t, t.TempDir(), map[string]string{

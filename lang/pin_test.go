@@ -74,8 +74,10 @@ func TestUnpinnedPackage(t *testing.T) {
 // and a command[0] not on PATH with what to install.
 func TestPinAndProgramWarnings(t *testing.T) {
 	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, p := range []string{"npx", "node", "npm"} {
+		if err := os.WriteFile(filepath.Join(bin, p), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	dir := writeTree(t, t.TempDir(), map[string]string{
 		"mcp.hcl": `
@@ -109,7 +111,7 @@ server "tool" {
 	want := []warn{
 		{"Unpinned package", "server.filesystem", `server.filesystem runs the npx package "@modelcontextprotocol/server-filesystem@latest" without an exact version, so plan could lock one release and run start another. Pin it: command = ["npx", "-y", "@modelcontextprotocol/server-filesystem@VERSION", "/tmp"], with VERSION the release you reviewed (` + "`npm view @modelcontextprotocol/server-filesystem version`" + ` shows the latest).`},
 		{"Unpinned package", "server.fetch", `server.fetch runs the uvx package "mcp-server-fetch" without an exact version, so plan could lock one release and run start another. Pin it: command = ["uvx", "mcp-server-fetch==VERSION"], with VERSION the release you reviewed (` + "`uvx pip index versions mcp-server-fetch`" + ` or https://pypi.org/project/mcp-server-fetch/ shows the releases).`},
-		{"Program not found", "server.fetch", `server.fetch starts "uvx", which is not on mcpform's PATH, so the server would not start. To fix it, install uv, which provides uvx (https://docs.astral.sh/uv/getting-started/installation/); or remove the server's block; or plan the others with -target.`},
+		{"Program not found", "server.fetch", `server.fetch runs its package through uvx, which mcpform does not run: plan pins the package with its whole tree and probes it, and run starts it, with python3, and python3 is not on mcpform's PATH. To fix it, install Python (https://www.python.org/downloads/); or remove the server's block; or plan the others with -target.`},
 		{"Program not found", "server.tool", `server.tool starts "my-server", which is not on mcpform's PATH, so the server would not start. To fix it, install it, or put the directory that holds it on PATH; or remove the server's block; or plan the others with -target.`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -117,6 +119,26 @@ server "tool" {
 	}
 	if len(cfg.Servers) != 4 {
 		t.Errorf("a warning must not drop a server: %d servers", len(cfg.Servers))
+	}
+	// npx itself is not needed, npm is: it pins the tree.
+	if err := os.Remove(filepath.Join(bin, "npm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(bin, "npx")); err != nil {
+		t.Fatal(err)
+	}
+	_, diags = Load(dir, Options{LookPath: func(prog string) string { return LookPath(prog, bin) }})
+	var npmMissing int
+	for _, d := range diags {
+		if d.Summary == "Program not found" && strings.Contains(d.Detail, "through npx, which mcpform does not run") {
+			npmMissing++
+			if !strings.Contains(d.Detail, "with node and npm, and npm is not on mcpform's PATH. To fix it, install Node.js, which provides npm") {
+				t.Errorf("npm missing: %s", d.Detail)
+			}
+		}
+	}
+	if npmMissing != 2 {
+		t.Errorf("%d npx servers warned that npm is missing, want 2: %v", npmMissing, diags)
 	}
 	// Without LookPath no program is looked for; pinning is still checked.
 	if _, diags := Load(dir, Options{}); len(diags) != 2 {

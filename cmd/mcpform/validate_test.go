@@ -109,17 +109,17 @@ func TestValidateProgramNotFound(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Warning: Program not found",
-		`server.fetch starts "uvx", which is not on mcpform's PATH, so the server would not start. To fix it, install uv, which provides uvx (https://docs.astral.sh/uv/getting-started/installation/); or remove the server's block; or plan the others with -target.`,
+		`server.fetch runs its package through uvx, which mcpform does not run: plan pins the package with its whole tree and probes it, and run starts it, with python3, and python3 is not on mcpform's PATH. To fix it, install Python (https://www.python.org/downloads/); or remove the server's block; or plan the others with -target.`,
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(empty, "uvx"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(empty, "python3"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, stderr := runLangCmd(t, map[string]string{"PATH": empty}, "", "validate", dir); stderr != "" {
-		t.Errorf("with uvx on PATH: stderr %q, want none", stderr)
+		t.Errorf("with python3 on PATH (and no uvx, which mcpform does not run): stderr %q, want none", stderr)
 	}
 }
 

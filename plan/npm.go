@@ -129,8 +129,9 @@ func oldNPM(old *lock.Entry) *lock.NPM {
 }
 
 // StoredLockfile reads the lockfile an npm record names, beside the lock in
-// lockDir, and checks it against the record: its SHA-256 and
-// npm.CheckLockfile against the record's registry.
+// lockDir, and checks it against the record: its SHA-256, npm.CheckLockfile
+// against the record's registry, and that its top package is the record's
+// package, version and integrity (CheckTop).
 func StoredLockfile(lockDir string, rec *lock.NPM) ([]byte, error) {
 	p := filepath.Join(lockDir, filepath.FromSlash(rec.Lockfile.Path))
 	data, err := os.ReadFile(p)
@@ -140,7 +141,11 @@ func StoredLockfile(lockDir string, rec *lock.NPM) ([]byte, error) {
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != rec.Lockfile.SHA256 {
 		return data, fmt.Errorf("the stored lockfile %s is not the one locked (sha256 %s…, locked %s…)", escape.String(p), hex.EncodeToString(sum[:6]), rec.Lockfile.SHA256[:12])
 	}
-	if _, err := npm.CheckLockfile(data, rec.Registry); err != nil {
+	lf, err := npm.CheckLockfile(data, rec.Registry)
+	if err == nil {
+		err = lf.CheckTop(rec.Package, rec.Version, rec.Integrity)
+	}
+	if err != nil {
 		return data, fmt.Errorf("the stored lockfile %s: %w", escape.String(p), err)
 	}
 	return data, nil

@@ -127,6 +127,9 @@ func Install(ctx context.Context, pin *Pin, dir, cacheRoot string) (string, erro
 	if err != nil {
 		return "", err
 	}
+	if err := lf.CheckTop(pin.Package, pin.Version, pin.Integrity); err != nil {
+		return "", fmt.Errorf("%w: nothing was installed; review it with mcpform plan", err)
+	}
 	if err := os.MkdirAll(cacheRoot, 0o700); err != nil {
 		return "", err
 	}

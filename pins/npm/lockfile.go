@@ -58,6 +58,24 @@ func (l *Lockfile) Find(name string) (Package, bool) {
 	return Package{}, false
 }
 
+// CheckTop refuses a lockfile whose root does not depend on exactly
+// pkg@version alone, or whose top entry of pkg is another version or
+// tarball than integrity: the lockfile is a tree of the pinned package,
+// not of whatever a hand-edited file puts there.
+func (l *Lockfile) CheckTop(pkg, version, integrity string) error {
+	if len(l.Root) != 1 || l.Root[pkg] != version {
+		return fmt.Errorf("the lockfile's root does not depend on %s@%s alone", escape.String(pkg), escape.String(version))
+	}
+	top, ok := l.Find(pkg)
+	switch {
+	case !ok:
+		return fmt.Errorf("the lockfile has no node_modules/%s", escape.String(pkg))
+	case top.Version != version || top.Integrity != integrity:
+		return fmt.Errorf("the lockfile's %s is %s with integrity %s, not the pinned %s with %s", escape.String(pkg), escape.String(top.Version), escape.String(top.Integrity), escape.String(version), escape.String(integrity))
+	}
+	return nil
+}
+
 // InstallScripts are the paths of the packages with an install script.
 func (l *Lockfile) InstallScripts() []string {
 	var out []string
@@ -80,7 +98,24 @@ type rawEntry struct {
 	InBundle         bool            `json:"inBundle"`
 	HasInstallScript bool            `json:"hasInstallScript"`
 	Dependencies     json.RawMessage `json:"dependencies"`
+	Optional         json.RawMessage `json:"optionalDependencies"`
+	Peer             json.RawMessage `json:"peerDependencies"`
 	Dev              bool            `json:"dev"`
+}
+
+// specs are the dependency specs an entry declares, by the key it is
+// installed under (dependencies, optional and peer dependencies).
+func (e *rawEntry) specs() map[string]string {
+	out := map[string]string{}
+	for _, raw := range []json.RawMessage{e.Dependencies, e.Optional, e.Peer} {
+		var m map[string]string
+		if raw != nil && json.Unmarshal(raw, &m) == nil {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
 
 // CheckLockfile reads an npm lockfile and accepts it only when it pins
@@ -131,6 +166,22 @@ func CheckLockfile(data []byte, reg string) (*Lockfile, error) {
 		return nil, fmt.Errorf("the lockfile's root: %w", err)
 	}
 	l := &Lockfile{Root: root.Dependencies}
+	// aliases are the installed keys some entry declares as an alias of
+	// another package ("key": "npm:name@range"), by key, to the names.
+	aliases := map[string][]string{}
+	for _, raw := range doc.Packages {
+		var e rawEntry
+		if json.Unmarshal(raw, &e) != nil {
+			continue // refused below, with its path
+		}
+		for key, spec := range e.specs() {
+			if target, ok := strings.CutPrefix(spec, "npm:"); ok {
+				if at := strings.LastIndex(target, "@"); at > 0 {
+					aliases[key] = append(aliases[key], target[:at])
+				}
+			}
+		}
+	}
 	for p, raw := range doc.Packages {
 		if p == "" {
 			continue
@@ -153,9 +204,15 @@ func CheckLockfile(data []byte, reg string) (*Lockfile, error) {
 			return nil, bad("is a dev dependency (a server's tree is generated with --omit=dev)")
 		}
 		name := last
-		if e.Name != "" {
+		if e.Name != "" && e.Name != last {
+			// Another package installed under this key: only where a
+			// package of the tree asks for it by an npm: alias, or a
+			// lockfile could put any package where another is required.
 			if err := ValidName(e.Name); err != nil {
 				return nil, bad("%v", err)
+			}
+			if !slices.Contains(aliases[last], e.Name) {
+				return nil, bad("installs %s under the name %s, and no package of the tree asks for it by an npm: alias", escape.String(e.Name), escape.String(last))
 			}
 			name = e.Name
 		}
@@ -178,6 +235,11 @@ func CheckLockfile(data []byte, reg string) (*Lockfile, error) {
 		if err := checkResolved(*e.Resolved, regURL); err != nil {
 			return nil, bad("%v", err)
 		}
+		if want := TarballURL(reg, name, e.Version); *e.Resolved != want {
+			// The registry's own URL of that name and version: a
+			// tarball of another package or release cannot stand in.
+			return nil, bad("resolved %s is not the registry's tarball of %s@%s (%s)", escape.String(*e.Resolved), escape.String(name), escape.String(e.Version), escape.String(want))
+		}
 		if e.Integrity == nil {
 			return nil, bad("has no integrity")
 		}
@@ -189,6 +251,17 @@ func CheckLockfile(data []byte, reg string) (*Lockfile, error) {
 	}
 	slices.SortFunc(l.Packages, func(a, b Package) int { return strings.Compare(a.Path, b.Path) })
 	return l, nil
+}
+
+// TarballURL is the registry reg's URL of the tarball of name at version,
+// as npm's registries serve it: REG/NAME/-/BASE-VERSION.tgz, BASE the name
+// without its scope.
+func TarballURL(reg, name, version string) string {
+	base := name
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		base = name[i+1:]
+	}
+	return reg + name + "/-/" + base + "-" + version + ".tgz"
 }
 
 func deref(s *string) string {

@@ -92,6 +92,58 @@ func TestCheckLockfileRefuses(t *testing.T) {
 			}
 		})
 	}
+	// A package installed under another's name, and a tarball of another
+	// package or release: the substitutions a hand-edited lockfile would
+	// use to put other code where the tree requires a package.
+	someIntegrity := ""
+	for _, q := range lf.Packages {
+		if q.Integrity != "" {
+			someIntegrity = q.Integrity
+			break
+		}
+	}
+	substitutions := []struct {
+		name string
+		edit func(doc, pkgs, some map[string]any)
+		want string
+	}{
+		{"undeclared alias", func(_, pkgs, _ map[string]any) {
+			pkgs["node_modules/ms"] = map[string]any{"name": "debug", "version": "2.1.3", "resolved": TarballURL(reg, "debug", "2.1.3"), "integrity": someIntegrity}
+		}, "installs debug under the name ms, and no package of the tree asks for it by an npm: alias"},
+		{"another package's tarball", func(_, _, e map[string]any) { e["resolved"] = TarballURL(reg, "debug", "2.1.3") }, "is not the registry's tarball of"},
+		{"another release's tarball", func(_, _, e map[string]any) {
+			e["resolved"] = strings.Replace(e["resolved"].(string), ".tgz", "0.tgz", 1)
+		}, "is not the registry's tarball of"},
+	}
+	for _, c := range substitutions {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := CheckLockfile(editLock(t, raw, c.edit), p.pin.Registry); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("CheckLockfile = %v; want %q", err, c.want)
+			}
+		})
+	}
+	t.Run("declared alias", func(t *testing.T) {
+		data := editLock(t, raw, func(_, pkgs, _ map[string]any) {
+			pkgs["node_modules/ms-alias"] = map[string]any{"name": "ms", "version": "2.1.3", "resolved": TarballURL(reg, "ms", "2.1.3"), "integrity": someIntegrity}
+			root := pkgs[""].(map[string]any)
+			deps := root["dependencies"].(map[string]any)
+			deps["ms-alias"] = "npm:ms@^2.1.0"
+		})
+		if _, err := CheckLockfile(data, p.pin.Registry); err != nil {
+			t.Errorf("an alias the tree declares (npm:ms@^2.1.0) is refused: %v", err)
+		}
+	})
+	t.Run("top package", func(t *testing.T) {
+		if err := lf.CheckTop(p.pin.Package, p.pin.Version, p.pin.Integrity); err != nil {
+			t.Errorf("CheckTop of the pinned tree: %v", err)
+		}
+		if err := lf.CheckTop(p.pin.Package, "2026.1.1", p.pin.Integrity); err == nil || !strings.Contains(err.Error(), "does not depend on") {
+			t.Errorf("CheckTop with another version: %v", err)
+		}
+		if err := lf.CheckTop(p.pin.Package, p.pin.Version, someIntegrity); someIntegrity != p.pin.Integrity && (err == nil || !strings.Contains(err.Error(), "not the pinned")) {
+			t.Errorf("CheckTop with another integrity: %v", err)
+		}
+	})
 	t.Run("duplicate key", func(t *testing.T) {
 		data := strings.Replace(string(raw), `"lockfileVersion":3`, `"lockfileVersion":3,"lockfileVersion":3`, 1)
 		if _, err := CheckLockfile([]byte(data), p.pin.Registry); err == nil || !strings.Contains(err.Error(), "strict JSON") {

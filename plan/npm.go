@@ -83,6 +83,9 @@ func planNPMServer(ctx context.Context, s *lang.Server, old *lock.Entry, lockDir
 	case err != nil:
 		return npmResult{err: fmt.Errorf("mcpform pins an npm runner's package with its whole tree and cannot pin this command: %v; write it as npx -y PACKAGE@VERSION ARGS…", err)}, true
 	}
+	if err := npm.CheckEnv(s.Env); err != nil {
+		return npmResult{err: err}, true
+	}
 	r = planNPM(ctx, spec, s.Name, old, lockDir)
 	r.allowScripts(s.AllowInstallScripts)
 	if r.err == nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/pins/npm"
 )
@@ -213,5 +214,18 @@ func TestPlanNPMKeepsLockedTree(t *testing.T) {
 	}
 	if _, err := StoredLockfile(dir, rec); err == nil || !strings.Contains(err.Error(), "is not the one locked") {
 		t.Errorf("StoredLockfile of a changed file = %v", err)
+	}
+}
+
+// TestPlanNPMRefusesNodeOptions: an npm server whose env passes
+// NODE_OPTIONS or NODE_PATH is a plan error before anything is resolved:
+// node would load code from outside the pinned tree.
+func TestPlanNPMRefusesNodeOptions(t *testing.T) {
+	for _, name := range []string{"NODE_OPTIONS", "NODE_PATH"} {
+		s := &lang.Server{Name: "s", Command: []string{"npx", "-y", "top@1.0.0"}, Env: []string{"PATH", name}}
+		r, ok := planNPMServer(t.Context(), s, nil, t.TempDir(), t.TempDir())
+		if !ok || r.err == nil || !strings.Contains(r.err.Error(), "remove "+name+" from the server's env") {
+			t.Errorf("%s: planNPMServer = %v, %v", name, ok, r.err)
+		}
 	}
 }

@@ -141,6 +141,9 @@ func npmStart(ctx context.Context, getenv func(string) string, e *lock.Entry, lo
 	if !ok || err != nil || spec.Package != rec.Package || spec.Version != rec.Version {
 		return nil, fmt.Errorf("the locked command is not the npm package its npm record pins (%v): run mcpform plan", err)
 	}
+	if err := npm.CheckEnv(e.EnvPassthrough); err != nil {
+		return nil, fmt.Errorf("%w, then run mcpform plan and apply", err)
+	}
 	root, err := npmCacheRoot(getenv)
 	if err != nil {
 		return nil, err

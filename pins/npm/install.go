@@ -328,6 +328,44 @@ func (e *TreeError) Error() string {
 	return fmt.Sprintf("the installed npm tree is not what was pinned: %s %s; nothing was started. Run mcpform install to install the pinned tree again (remove the entry first), or mcpform plan to review the pin", escape.String(where), e.What)
 }
 
+// outerModules returns the first node_modules directory (or a link to one)
+// in entry or above it: node looks a package up in every node_modules from
+// the requiring file's directory to the root, so one there would serve a
+// package the pinned tree does not hold.
+func outerModules(entry string) (string, bool) {
+	dir, err := filepath.Abs(entry)
+	if err != nil {
+		return "", false
+	}
+	for {
+		p := filepath.Join(dir, "node_modules")
+		if _, err := os.Lstat(p); err == nil {
+			return p, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// UnpinnedEnv are the environment variables that make node load code from
+// outside the pinned tree (NODE_OPTIONS=--require …, NODE_PATH): a server
+// started from a pinned tree must not be given them.
+var UnpinnedEnv = []string{"NODE_OPTIONS", "NODE_PATH"}
+
+// CheckEnv refuses env names (a server's env list) that would load code
+// the lock does not pin into its node (UnpinnedEnv).
+func CheckEnv(names []string) error {
+	for _, n := range names {
+		if slices.Contains(UnpinnedEnv, n) {
+			return fmt.Errorf("env passes %s, with which node loads code from outside the pinned tree (a --require, a module path), code the lock does not pin: remove %s from the server's env", n, n)
+		}
+	}
+	return nil
+}
+
 // Verify checks pin's cache entry before a start, without network: every
 // file of the manifest is there, regular, with its size and SHA-256 (a
 // file whose stat key, device, inode, size, mtime and ctime, is what it
@@ -352,6 +390,9 @@ func Verify(cacheRoot string, pin *Pin) error {
 	}
 	if m.Lockfile != pin.Lockfile {
 		return fail("", "is the tree of another lockfile")
+	}
+	if dir, ok := outerModules(entry); ok {
+		return &TreeError{Entry: entry, What: fmt.Sprintf("lies below %s, where node would find a package the tree lacks (a require of an optional dependency resolves there, outside the pinned tree): remove it", escape.String(dir))}
 	}
 	sc := statCache{Keys: map[string]string{}}
 	if data, err := os.ReadFile(filepath.Join(entry, statName)); err == nil {

@@ -226,3 +226,30 @@ func FuzzCheckLockfile(f *testing.F) {
 		}
 	})
 }
+
+// TestOuterModules: a node_modules in a cache entry's directory or above
+// it is found (node would resolve a package the tree lacks there), as a
+// link to one is; none is nothing.
+func TestOuterModules(t *testing.T) {
+	root := t.TempDir()
+	entry := filepath.Join(root, "cache", "mcpform", "npm", "abc")
+	if err := os.MkdirAll(filepath.Join(entry, treeDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := outerModules(entry); ok && strings.HasPrefix(p, root) {
+		t.Fatalf("outerModules of a clean tree = %s", p)
+	}
+	planted := filepath.Join(root, "cache", "node_modules")
+	if err := os.Symlink(t.TempDir(), planted); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := outerModules(entry); !ok || p != planted {
+		t.Errorf("outerModules = %q, %v; want %s", p, ok, planted)
+	}
+	if err := CheckEnv([]string{"PATH", "NODE_OPTIONS"}); err == nil || !strings.Contains(err.Error(), "remove NODE_OPTIONS") {
+		t.Errorf("CheckEnv(NODE_OPTIONS) = %v", err)
+	}
+	if err := CheckEnv([]string{"PATH", "HOME", "NODE_ENV"}); err != nil {
+		t.Errorf("CheckEnv of harmless names = %v", err)
+	}
+}

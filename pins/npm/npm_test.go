@@ -284,8 +284,9 @@ func TestVerifyCatchesTampering(t *testing.T) {
 }
 
 // TestInstallRefusesChangedLockfile: a pinned lockfile edited after
-// Resolve is refused by its digest; one whose edited integrity is pinned
-// anyway is refused by npm ci, which checks the tarball against it.
+// Resolve is refused by its digest; with the digest forged, by its top
+// package's integrity (CheckTop); with that forged too, by npm ci, which
+// checks the tarball against it.
 func TestInstallRefusesChangedLockfile(t *testing.T) {
 	p := small.get(t, "npx", "-y", "semver@7.7.2")
 	raw := readLock(t, p)
@@ -300,8 +301,15 @@ func TestInstallRefusesChangedLockfile(t *testing.T) {
 	if _, err := Install(context.Background(), p.pin, dir, cache); err == nil || !strings.Contains(err.Error(), "changed since it was locked") {
 		t.Fatalf("Install of an edited lockfile = %v", err)
 	}
+	// The lockfile's digest forged into the pin: its top package is not
+	// the pinned tarball any more.
 	forged := *p.pin
 	forged.Lockfile = sha256Hex([]byte(edited))
+	if _, err := Install(context.Background(), &forged, dir, cache); err == nil || !strings.Contains(err.Error(), "not the pinned 7.7.2") {
+		t.Fatalf("Install of a lockfile whose top package is another tarball = %v", err)
+	}
+	// The integrity forged into the pin too: npm ci checks the tarball.
+	forged.Integrity = "sha512-" + base64.StdEncoding.EncodeToString(fake[:])
 	_, err := Install(context.Background(), &forged, dir, cache)
 	if err == nil || !strings.Contains(err.Error(), "npm ci") || !strings.Contains(err.Error(), "EINTEGRITY") {
 		t.Fatalf("Install of a forged integrity = %v", err)

@@ -104,9 +104,24 @@ var boolFlags = set(
 	"--rmi", "--sig-proxy", "-t", "--tty", "--tls-verify", "--use-api-socket",
 )
 
+// imageMount reports whether a --mount value mounts an image (type=image,
+// in docker's and podman's comma-separated key=value form).
+func imageMount(value string) bool {
+	for _, kv := range strings.Split(value, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.EqualFold(strings.TrimSpace(k), "type") && strings.EqualFold(strings.TrimSpace(v), "image") {
+			return true
+		}
+	}
+	return false
+}
+
 // refusedFlags are run flags Parse knows and refuses, with the reason.
 var refusedFlags = map[string]string{
 	"--rootfs":       "it makes IMAGE a directory on the host, which no digest pins",
+	"--runtime":      "it names the OCI runtime binary on the host that runs the container (podman), which no digest pins",
+	"--init-path":    "it names the host binary run as the container's init, which no digest pins",
+	"--volumes-from": "it mounts the volumes of another container, whose contents no digest pins",
 	"--image-volume": "it is not one mcpform has checked (report it at https://github.com/mcpform/mcpform/issues)",
 }
 
@@ -171,6 +186,10 @@ func Parse(argv []string) (spec *Spec, ok bool, err error) {
 						return fail("the flag %s needs a value", escape.String(flag))
 					}
 					i++
+					value = argv[i]
+				}
+				if flag == "--mount" && imageMount(value) {
+					return fail("the flag --mount %s is refused: a mount of type image mounts another image by its tag, which no digest pins", escape.String(value))
 				}
 			case boolFlags[flag]:
 				if hasValue && value != "true" && value != "false" {

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -129,7 +130,7 @@ func writeFiles(lockDir string, p *plan.Plan, next *lock.File) error {
 					return fmt.Errorf("the plan's %s is not the file its planned lock names; run mcpform plan -out again", clean)
 				}
 			}
-			if err := writeAtomic(filepath.Join(lockDir, filepath.FromSlash(clean)), f.Data); err != nil {
+			if err := writeAtomic(lockDir, clean, f.Data); err != nil {
 				return fmt.Errorf("writing %s: %w", clean, err)
 			}
 		}
@@ -137,11 +138,26 @@ func writeFiles(lockDir string, p *plan.Plan, next *lock.File) error {
 	return nil
 }
 
-func writeAtomic(p string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+// writeAtomic writes data to rel (slash-separated, under lockDir) through
+// a temporary file and a rename, inside an os.Root of lockDir: a symlink
+// committed in the repository (.mcpform -> elsewhere) cannot send the
+// write out of the lock's directory.
+func writeAtomic(lockDir, rel string, data []byte) error {
+	root, err := os.OpenRoot(lockDir)
+	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	defer root.Close()
+	name := filepath.FromSlash(rel)
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return err
+	}
+	tmpName := filepath.Join(filepath.Dir(name), ".tmp-"+hex.EncodeToString(suffix[:]))
+	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
@@ -153,13 +169,13 @@ func writeAtomic(p string, data []byte) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Chmod(tmp.Name(), 0o644)
+		werr = root.Chmod(tmpName, 0o644)
 	}
 	if werr == nil {
-		werr = os.Rename(tmp.Name(), p)
+		werr = root.Rename(tmpName, name)
 	}
 	if werr != nil {
-		os.Remove(tmp.Name())
+		root.Remove(tmpName)
 	}
 	return werr
 }

@@ -46,6 +46,7 @@ func TestWriteFilesPyPI(t *testing.T) {
 		}
 	}
 }
+
 // TestWriteFilesStaysInLockDir: a .mcpform committed as a symlink out of
 // the repository does not send apply's writes there; the control, the same
 // write with .mcpform a plain directory, lands beside the lock.

@@ -31,7 +31,7 @@
 //   - Verify compares the entry with its manifest before each start,
 //     hashing only files whose pins.StatKey changed since they last
 //     matched.
-//   - Argv is what run starts: the venv's python with -I -B -c and a
+//   - Argv is what run starts: the venv's python with -I -S -B -c and a
 //     fixed launcher that imports the console script's entry point and
 //     calls it (see Argv for why not the script file).
 //

@@ -106,8 +106,11 @@ func ValidScript(name string) bool { return validScriptName(name) == nil }
 // server's own arguments: the venv's interpreter, isolated (-I: no PYTHON*
 // variables, no user site-packages, neither the working directory nor a
 // script's directory on sys.path, so a file beside the lock cannot shadow
-// a pinned module), writing no bytecode (-B: the tree stays as its
-// manifest says), running a fixed launcher that imports the console
+// a pinned module), without the site module (-S: no .pth file of the tree
+// runs code at start-up, so a package nothing imports stays inert; the
+// launcher puts the venv's site-packages on sys.path itself), writing no
+// bytecode (-B: the tree stays as its manifest says), running a fixed
+// launcher that imports the console
 // script's entry point and calls it, as the script pip wrote would. Not
 // the script file itself: its first line holds the venv's absolute path,
 // which differs from machine to machine, and through its shebang it would
@@ -120,11 +123,16 @@ func Argv(cacheRoot string, pin *Pin) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	sp, err := sitePackages(filepath.Join(root, treeDir))
+	if err != nil {
+		return nil, err
+	}
 	mod, attr, _ := strings.Cut(pin.EntryPoint, ":")
 	// Both are checked identifiers and the script a checked name: none
-	// can hold a quote or a backslash.
-	launcher := fmt.Sprintf("import sys\nfrom importlib import import_module\nsys.argv[0] = '%s'\nf = import_module('%s')\nfor a in '%s'.split('.'):\n    f = getattr(f, a)\nsys.exit(f())\n", pin.Script, mod, attr)
-	return []string{filepath.Join(root, treeDir, "bin", "python"), "-I", "-B", "-c", launcher}, nil
+	// can hold a quote or a backslash. The site-packages path is quoted
+	// (%q's escapes are Python's too).
+	launcher := fmt.Sprintf("import sys\nsys.path.append(%q)\nfrom importlib import import_module\nsys.argv[0] = '%s'\nf = import_module('%s')\nfor a in '%s'.split('.'):\n    f = getattr(f, a)\nsys.exit(f())\n", sp, pin.Script, mod, attr)
+	return []string{filepath.Join(root, treeDir, "bin", "python"), "-I", "-S", "-B", "-c", launcher}, nil
 }
 
 // ReadPaths are the directories a sandboxed server started by Argv must

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -389,4 +390,45 @@ func benchEntry(b *testing.B) (*Pin, string) {
 		b.Fatal(err)
 	}
 	return pin, cache
+}
+
+// TestStartRunsNoPthFile: a .pth file in the tree's site-packages (which
+// a package nothing imports could carry) runs no code when Argv starts
+// the server: the control, the same interpreter started as a console
+// script would be (no -S), runs it.
+func TestStartRunsNoPthFile(t *testing.T) {
+	pin, dir, _ := resolved(t)
+	cache := filepath.Join(t.TempDir(), "cache")
+	got, err := Install(context.Background(), pin, dir, cache, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := sitePackages(filepath.Join(EntryDir(cache, got), treeDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "pth-ran")
+	pth := filepath.Join(sp, "zz-evil.pth")
+	os.Chmod(sp, 0o755)
+	if err := os.WriteFile(pth, []byte("import os; open("+strconv.Quote(marker)+", 'w').close()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv, err := Argv(cache, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	control := exec.Command(argv[0], "-I", "-c", "pass")
+	if out, err := control.CombinedOutput(); err != nil {
+		t.Fatalf("control: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("control: the .pth did not run without -S (%v): the test shows nothing", err)
+	}
+	os.Remove(marker)
+	if out := serve(t, argv); !strings.Contains(out, `"id":2`) {
+		t.Fatalf("the pinned server did not answer: %s", out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the .pth file ran when Argv started the server")
+	}
 }

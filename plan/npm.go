@@ -105,8 +105,10 @@ func recordNPM(p *Plan, sp *ServerPlan, nr npmResult, old *lock.Entry) {
 	if old == nil && len(sp.Changes) > 0 && sp.Changes[0].Rule == "CFG-SERVER-ADDED" {
 		// A new server's pins are written with it; the plan says what
 		// its tree is.
-		sp.Changes[0].Detail += fmt.Sprintf(", and pins %s@%s with its whole tree (%d packages, lockfile sha256 %s…), which run starts from mcpform's cache; %s",
-			escape.String(nr.rec.Package), escape.String(nr.rec.Version), nr.packages, nr.rec.Lockfile.SHA256[:12], provenanceText(nr.rec.Provenance))
+		// The registry too: npm's configuration (a project's .npmrc
+		// among it) chooses it, and every package comes from it.
+		sp.Changes[0].Detail += fmt.Sprintf(", and pins %s@%s with its whole tree (%d packages from %s, lockfile sha256 %s…), which run starts from mcpform's cache; %s",
+			escape.String(nr.rec.Package), escape.String(nr.rec.Version), nr.packages, escape.String(nr.rec.Registry), nr.rec.Lockfile.SHA256[:12], provenanceText(nr.rec.Provenance))
 	}
 	if old != nil && nr.files != nil && nr.rec == oldNPM(old) {
 		p.Notes = append(p.Notes, fmt.Sprintf("server %q: the stored lockfile %s was missing or damaged, and the registry resolves the same tree again: apply writes it back", sp.Name, escape.String(nr.rec.Lockfile.Path)))

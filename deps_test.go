@@ -41,7 +41,7 @@ var allowedImports = map[string]allowed{
 	"mcp":         {imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "internal/procfd", "internal/strictjson"}, tests: []string{"internal/fakemcp", "internal/npmtest"}},
 	"surface":     {imports: []string{"lock", "mcp"}},
 	"pins":        {imports: []string{"internal/escape", "lock"}},
-	"pins/npm":    {imports: []string{"internal/escape", "internal/strictjson", "pins"}, tests: []string{"internal/npmtest"}},
+	"pins/npm":    {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "pins"}, tests: []string{"internal/npmtest"}},
 	"pins/image":  {imports: []string{"internal/escape"}, tests: []string{"internal/imagetest"}},
 	"pins/pypi":   {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "pins"}, tests: []string{"internal/pypitest"}},
 	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lang", "lock", "mcp", "pins", "pins/image", "pins/npm", "pins/provenance", "pins/pypi", "policy", "surface"}, tests: []string{"internal/fakemcp", "internal/imagetest", "internal/npmtest", "internal/pypitest"}},

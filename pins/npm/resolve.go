@@ -17,6 +17,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/lockedfile"
 )
 
 // Pin is what the lock records of an npm server: the package, its exact
@@ -188,25 +189,8 @@ func readBounded(p string) ([]byte, error) {
 	return data, nil
 }
 
-// writeAtomic replaces p with data through a temporary file and rename.
+// writeAtomic replaces p with data, mode 0644, through a synced temporary
+// file and a rename (lockedfile.WriteFile).
 func writeAtomic(p string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr == nil && cerr == nil {
-		werr = os.Chmod(tmp.Name(), 0o644)
-	}
-	if werr == nil && cerr == nil {
-		if werr = os.Rename(tmp.Name(), p); werr == nil {
-			return nil
-		}
-	}
-	os.Remove(tmp.Name())
-	if werr != nil {
-		return werr
-	}
-	return cerr
+	return lockedfile.WriteFile(p, data, 0o644, nil)
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/lockedfile"
 	"github.com/mcpform/mcpform/internal/strictjson"
 )
 
@@ -308,25 +309,8 @@ func readBounded(p string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// writeAtomic replaces p with data through a temporary file and rename.
+// writeAtomic replaces p with data, mode 0644, through a synced temporary
+// file and a rename (lockedfile.WriteFile).
 func writeAtomic(p string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr == nil && cerr == nil {
-		werr = os.Chmod(tmp.Name(), 0o644)
-	}
-	if werr == nil && cerr == nil {
-		if werr = os.Rename(tmp.Name(), p); werr == nil {
-			return nil
-		}
-	}
-	os.Remove(tmp.Name())
-	if werr != nil {
-		return werr
-	}
-	return cerr
+	return lockedfile.WriteFile(p, data, 0o644, nil)
 }

@@ -109,7 +109,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			// probed from it in mcpform's cache: node is the executable
 			// pinned (docs/LOCKFILE.md, "npm trees").
 			command := s.Command
-			nr, isNPM := planNPMServer(ctx, s, locked.Servers[s.Name], filepath.Dir(cfg.Lockfile), opts.NPMCache)
+			nr, isNPM := planNPMServer(ctx, s, locked.Servers[s.Name], filepath.Dir(cfg.Lockfile), opts.NPMCache, opts.LookupEnv)
 			if isNPM {
 				if nr.err != nil {
 					sp.Error = nr.err.Error()

@@ -72,8 +72,9 @@ func (r *npmResult) allowScripts(allow bool) {
 // runner (npm.Parse): its tree pinned and installed into the cache under
 // cacheRoot. ok is false for any other command; the result's err is the
 // server's plan error. A server that is no npm runner cannot allow
-// install scripts.
-func planNPMServer(ctx context.Context, s *lang.Server, old *lock.Entry, lockDir, cacheRoot string) (r npmResult, ok bool) {
+// install scripts. lookupEnv reads the environment the probe passes on
+// (nil: mcpform's).
+func planNPMServer(ctx context.Context, s *lang.Server, old *lock.Entry, lockDir, cacheRoot string, lookupEnv func(string) (string, bool)) (r npmResult, ok bool) {
 	spec, ok, err := npm.Parse(s.Command)
 	switch {
 	case !ok && s.AllowInstallScripts:
@@ -84,6 +85,16 @@ func planNPMServer(ctx context.Context, s *lang.Server, old *lock.Entry, lockDir
 		return npmResult{err: fmt.Errorf("mcpform pins an npm runner's package with its whole tree and cannot pin this command: %v; write it as npx -y PACKAGE@VERSION ARGS…", err)}, true
 	}
 	if err := npm.CheckEnv(s.Env); err != nil {
+		return npmResult{err: err}, true
+	}
+	getenv := func(k string) string {
+		if lookupEnv == nil {
+			return os.Getenv(k)
+		}
+		v, _ := lookupEnv(k)
+		return v
+	}
+	if err := npm.CheckGlobals(s.Env, getenv); err != nil {
 		return npmResult{err: err}, true
 	}
 	r = planNPM(ctx, spec, s.Name, old, lockDir)

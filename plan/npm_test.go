@@ -223,7 +223,7 @@ func TestPlanNPMKeepsLockedTree(t *testing.T) {
 func TestPlanNPMRefusesNodeOptions(t *testing.T) {
 	for _, name := range []string{"NODE_OPTIONS", "NODE_PATH"} {
 		s := &lang.Server{Name: "s", Command: []string{"npx", "-y", "top@1.0.0"}, Env: []string{"PATH", name}}
-		r, ok := planNPMServer(t.Context(), s, nil, t.TempDir(), t.TempDir())
+		r, ok := planNPMServer(t.Context(), s, nil, t.TempDir(), t.TempDir(), nil)
 		if !ok || r.err == nil || !strings.Contains(r.err.Error(), "remove "+name+" from the server's env") {
 			t.Errorf("%s: planNPMServer = %v, %v", name, ok, r.err)
 		}

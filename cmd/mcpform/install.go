@@ -144,6 +144,9 @@ func npmStart(ctx context.Context, getenv func(string) string, e *lock.Entry, lo
 	if err := npm.CheckEnv(e.EnvPassthrough); err != nil {
 		return nil, fmt.Errorf("%w, then run mcpform plan and apply", err)
 	}
+	if err := npm.CheckGlobals(e.EnvPassthrough, getenv); err != nil {
+		return nil, err
+	}
 	root, err := npmCacheRoot(getenv)
 	if err != nil {
 		return nil, err

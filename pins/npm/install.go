@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -348,6 +349,49 @@ func outerModules(entry string) (string, bool) {
 		}
 		dir = parent
 	}
+}
+
+// GlobalModules returns the first of node's global folders that exists:
+// $HOME/.node_modules and $HOME/.node_libraries for the HOME the server
+// gets ("" when it gets none), and PREFIX/lib/node for the node binary
+// node (its real file). Node searches them for a package no node_modules
+// on the way up holds, so one there would serve a package the pinned tree
+// lacks.
+func GlobalModules(home, node string) (string, bool) {
+	var dirs []string
+	if home != "" {
+		dirs = append(dirs, filepath.Join(home, ".node_modules"), filepath.Join(home, ".node_libraries"))
+	}
+	if node != "" {
+		dirs = append(dirs, filepath.Join(filepath.Dir(filepath.Dir(node)), "lib", "node"))
+	}
+	for _, d := range dirs {
+		if _, err := os.Lstat(d); err == nil {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// CheckGlobals refuses a start whose node would search a global folder
+// that exists (GlobalModules): the HOME the server gets, when its env
+// passes HOME (getenv reads mcpform's), and the node on PATH, which run
+// starts.
+func CheckGlobals(env []string, getenv func(string) string) error {
+	home := ""
+	if slices.Contains(env, "HOME") {
+		home = getenv("HOME")
+	}
+	node := ""
+	if p, err := exec.LookPath("node"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			node = real
+		}
+	}
+	if d, ok := GlobalModules(home, node); ok {
+		return fmt.Errorf("node would find packages the pinned tree lacks in %s, one of its global folders, outside the tree the lock pins: remove it, or take HOME out of the server's env if it is under HOME", escape.String(d))
+	}
+	return nil
 }
 
 // UnpinnedEnv are the environment variables that make node load code from

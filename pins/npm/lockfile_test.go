@@ -253,3 +253,34 @@ func TestOuterModules(t *testing.T) {
 		t.Errorf("CheckEnv of harmless names = %v", err)
 	}
 }
+
+// TestGlobalModules: node's global folders under the server's HOME and
+// beside the node binary are found when they exist, and a start is refused
+// for one only when the server gets that HOME.
+func TestGlobalModules(t *testing.T) {
+	home, prefix := t.TempDir(), t.TempDir()
+	node := filepath.Join(prefix, "bin", "node")
+	if d, ok := GlobalModules(home, node); ok {
+		t.Fatalf("GlobalModules of clean folders = %s", d)
+	}
+	if err := os.MkdirAll(filepath.Join(prefix, "lib", "node"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := GlobalModules(home, node); !ok || d != filepath.Join(prefix, "lib", "node") {
+		t.Errorf("GlobalModules with PREFIX/lib/node = %q, %v", d, ok)
+	}
+	planted := filepath.Join(home, ".node_modules")
+	if err := os.Mkdir(planted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := GlobalModules(home, ""); !ok || d != planted {
+		t.Errorf("GlobalModules with ~/.node_modules = %q, %v", d, ok)
+	}
+	getenv := func(k string) string { return map[string]string{"HOME": home}[k] }
+	if err := CheckGlobals([]string{"PATH", "HOME"}, getenv); err == nil || !strings.Contains(err.Error(), ".node_modules") {
+		t.Errorf("CheckGlobals with HOME passed = %v", err)
+	}
+	if err := CheckGlobals([]string{"PATH"}, getenv); err != nil && strings.Contains(err.Error(), home) {
+		t.Errorf("CheckGlobals without HOME looked under HOME: %v", err)
+	}
+}

@@ -88,6 +88,16 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 		f.Add(bytes.Replace(data, []byte(`"mcp_server_fetch:main"`), []byte(`"os:system('id')"`), 1))
 	}
+	// The configDigest (mcpform.configDigest): a lock with every part it
+	// covers, the same without it (another writer's: it loads with a
+	// note), with a covered part edited (refused), and with a digest not
+	// of its form.
+	if data, err := Marshal(configFile(f)); err == nil {
+		f.Add(data)
+		f.Add(unchecked(data))
+		f.Add(bytes.Replace(data, []byte(`"api.github.com:443"`), []byte(`"api.github.com:444"`), 1))
+		f.Add(bytes.Replace(data, []byte(`"configDigest": "sha256:`), []byte(`"configDigest": "sha256:0`), 1))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lf, err := Parse(data)
 		if err != nil {
@@ -100,6 +110,11 @@ func FuzzParse(f *testing.F) {
 		again, err := Parse(out)
 		if err != nil {
 			t.Fatalf("Parse(Marshal(Parse(data))): %v\n%s", err, out)
+		}
+		// Marshal writes every entry's configDigest: what it wrote loads
+		// without a note.
+		if len(again.Notes) != 0 {
+			t.Fatalf("Parse(Marshal(Parse(data))) has notes %q", again.Notes)
 		}
 		out2, _ := Marshal(again)
 		if !bytes.Equal(out, out2) {
@@ -124,10 +139,13 @@ func FuzzParsePins(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// The template has no configDigest, as a lock of another writer: the
+	// fuzzed pins are the loader's to judge, not a hand edit.
 	tmpl, err := Marshal(pinsFile(f))
 	if err != nil {
 		f.Fatal(err)
 	}
+	tmpl = unchecked(tmpl)
 	start := bytes.Index(tmpl, []byte(`"pins": {`)) + len(`"pins": `)
 	end := bytes.Index(tmpl[start:], []byte("\n        }\n")) + start + len("\n        }")
 	splice := func(pins []byte) []byte {
@@ -180,6 +198,7 @@ func FuzzParseImage(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	tmpl = unchecked(tmpl) // as FuzzParsePins
 	start := bytes.Index(tmpl, []byte(`"image": {`)) + len(`"image": `)
 	end := bytes.Index(tmpl[start:], []byte("\n        }\n")) + start + len("\n        }")
 	splice := func(rec []byte) []byte {

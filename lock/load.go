@@ -124,6 +124,7 @@ func Parse(data []byte) (*File, error) {
 	if err != nil {
 		return nil, &Error{Err: err}
 	}
+	var unchecked []string // the entries without a configDigest
 	for name, raw := range servers {
 		if !validServerName(name) {
 			return nil, &Error{Server: name, Err: fmt.Errorf("is not a valid server name (letters, digits, '_', '.', '-')")}
@@ -139,6 +140,13 @@ func Parse(data []byte) (*File, error) {
 			return nil, &Error{Server: name, Err: fmt.Errorf("is a remote server in a version-%d lock; lockfileVersion must be 3", f.Version)}
 		}
 		f.Servers[name] = e
+		if e.ConfigDigest == "" {
+			unchecked = append(unchecked, name)
+		}
+	}
+	sort.Strings(unchecked)
+	for _, name := range unchecked {
+		f.Notes = append(f.Notes, fmt.Sprintf("server %q has no configDigest: its command, environment and policy are not integrity-checked; mcpform apply adds one", name))
 	}
 	return f, nil
 }
@@ -307,7 +315,7 @@ func parseSurface(m map[string]json.RawMessage, e *Entry) (*Entry, error) {
 	}
 	if raw, ok := m["mcpform"]; ok {
 		var limits *policy.Limits
-		if e.Mcpform, limits, err = parseSettings(raw); err != nil {
+		if e.Mcpform, limits, e.ConfigDigest, err = parseSettings(raw); err != nil {
 			return nil, err
 		}
 		if e.Remote != nil && e.Mcpform.Pins != nil {
@@ -339,6 +347,18 @@ func parseSurface(m map[string]json.RawMessage, e *Entry) (*Entry, error) {
 	}
 	if err := e.checkPolicy(); err != nil {
 		return nil, err
+	}
+	if e.ConfigDigest != "" {
+		// Last, so that a value the format refuses is named as such.
+		got, err := e.ComputeConfigDigest()
+		if err != nil {
+			return nil, err
+		}
+		if got != e.ConfigDigest {
+			return nil, fmt.Errorf("its command, environment, remote, policy or mcpform settings do not match mcpform.configDigest (recorded %s, content %s): "+
+				"they were edited after the entry was locked. Restore the file from version control; to change them, change mcp.hcl "+
+				"and run mcpform plan and mcpform apply (plan does not build on a lock that fails this check)", e.ConfigDigest, got)
+		}
 	}
 	return e, nil
 }
@@ -546,10 +566,17 @@ func parseLimits(raw json.RawMessage) (*policy.Limits, error) {
 	return l, nil
 }
 
-// parseSettings decodes the entry's "mcpform" object: the settings, and
-// the sandbox's limits (sandboxLimits), which belong to the policy.
-func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
+// configDigestForm is mcpform.configDigest's only form.
+var configDigestForm = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// parseSettings decodes the entry's "mcpform" object: the settings, the
+// sandbox's limits (sandboxLimits), which belong to the policy, and the
+// configDigest ("" when there is none).
+func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, string, error) {
 	var doc struct {
+		// ConfigDigest is checked for a string here, and by the caller
+		// against the entry.
+		ConfigDigest json.RawMessage `json:"configDigest"`
 		Settings
 		SandboxLimits json.RawMessage `json:"sandboxLimits"`
 		// Pins shadows Settings.Pins: json.Unmarshal matches keys
@@ -561,42 +588,54 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, error) {
 		// PyPI shadows Settings.PyPI, checked by parsePyPI.
 		PyPI json.RawMessage `json:"pypi"`
 	}
-	if err := strictDecode(raw, &doc, "mcpform", []string{"version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "npm", "image", "pypi", "sandboxLimits"}); err != nil {
-		return nil, nil, err
+	if err := strictDecode(raw, &doc, "mcpform", []string{"configDigest", "version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "npm", "image", "pypi", "sandboxLimits"}); err != nil {
+		return nil, nil, "", err
 	}
 	if doc.Pins != nil {
 		var err error
 		if doc.Settings.Pins, err = parsePins(doc.Pins); err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 	}
 	if doc.NPM != nil {
 		var err error
 		if doc.Settings.NPM, err = parseNPM(doc.NPM); err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 	}
 	if doc.Image != nil {
 		var err error
 		if doc.Settings.Image, err = parseImage(doc.Image); err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 	}
 	if doc.PyPI != nil {
 		var err error
 		if doc.Settings.PyPI, err = parsePyPI(doc.PyPI); err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 	}
 	var limits *policy.Limits
 	if doc.SandboxLimits != nil {
 		var err error
 		if limits, err = parseLimits(doc.SandboxLimits); err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 	}
 	s, err := checkSettings(&doc.Settings)
-	return s, limits, err
+	if err != nil {
+		return nil, nil, "", err
+	}
+	var configDigest string
+	if m, _ := object(raw, nil, "mcpform"); m["configDigest"] != nil {
+		if v := bytes.TrimSpace(m["configDigest"]); v[0] != '"' || json.Unmarshal(v, &configDigest) != nil {
+			return nil, nil, "", fmt.Errorf("mcpform.configDigest is not a string")
+		}
+		if !configDigestForm.MatchString(configDigest) {
+			return nil, nil, "", fmt.Errorf("mcpform.configDigest %q is not sha256:<64 lowercase hex>", configDigest)
+		}
+	}
+	return s, limits, configDigest, nil
 }
 
 // sha256Hex is a pin's digest: lowercase hex, as sha256sum prints it.

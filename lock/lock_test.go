@@ -304,11 +304,16 @@ func limitsFile(t *testing.T) *File {
 // "mcpform" key as sandboxLimits (mcpform's own, so policy stays the shared
 // format's), in bytes, and read back into the policy as written; the
 // surface digests do not cover them (docs/LOCKFILE.md), so they do not
-// change with it; a lock without limits has no sandboxLimits key, so it is
-// the bytes it was before limits existed (TestGolden pins those).
+// change with it, and the configDigest does; a lock without limits has no
+// sandboxLimits key, so it is the bytes it was before limits existed but
+// for its configDigest (TestGolden pins those).
 func TestLimitsRoundTrip(t *testing.T) {
 	f := limitsFile(t)
 	data, err := Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd, err := f.Servers["time"].ComputeConfigDigest()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,6 +326,7 @@ func TestLimitsRoundTrip(t *testing.T) {
         }
       },
       "mcpform": {
+        "configDigest": "` + cd + `",
         "version": "1.4.0",
         "tools": {
           "convert_time": {
@@ -364,7 +370,8 @@ func TestLimitsRoundTrip(t *testing.T) {
 	if bytes.Contains(without, []byte(`"sandboxLimits"`)) || bytes.Contains(without, []byte(`"limits"`)) {
 		t.Errorf("a lock without limits has a limits key:\n%s", without)
 	}
-	// Only the limits object differs.
+	// Only the limits object differs, and the configDigest, which covers
+	// it.
 	cut := bytes.Replace(data, []byte(`,
         "sandboxLimits": {
           "memory": 1073741824,
@@ -372,8 +379,11 @@ func TestLimitsRoundTrip(t *testing.T) {
           "files": 4096,
           "fileSize": 536870912
         }`), nil, 1)
-	if diff := cmp.Diff(string(without), string(cut)); diff != "" {
+	if diff := cmp.Diff(string(unchecked(without)), string(unchecked(cut))); diff != "" {
 		t.Errorf("the locks with and without limits differ beyond the limits object (-without +with):\n%s", diff)
+	}
+	if plainCD, _ := plain.Servers["time"].ComputeConfigDigest(); plainCD == cd || !bytes.Contains(without, []byte(plainCD)) {
+		t.Errorf("configDigest with limits %s, without %s (in the lock without: %t): want two digests, each in its lock", cd, plainCD, bytes.Contains(without, []byte(plainCD)))
 	}
 
 	// Some limits set: only those are written; an empty object reads as
@@ -389,7 +399,10 @@ func TestLimitsRoundTrip(t *testing.T) {
 		t.Errorf("want only processes in limits:\n%s", data)
 	}
 	empty := bytes.Replace(data, []byte(`"processes": 64`), nil, 1)
-	got, err = Parse(empty)
+	if _, err := Parse(empty); err == nil || !strings.Contains(err.Error(), "do not match mcpform.configDigest") {
+		t.Errorf("Parse of limits emptied by hand = %v, want the configDigest to refuse it", err)
+	}
+	got, err = Parse(unchecked(empty))
 	if err != nil {
 		t.Fatalf("Parse of empty limits: %v", err)
 	}
@@ -442,7 +455,7 @@ func TestParseRefusesLimits(t *testing.T) {
 	} {
 		low = bytes.Replace(low, []byte(r[0]), []byte(r[1]), 1)
 	}
-	f, err := Parse(low)
+	f, err := Parse(unchecked(low))
 	if err != nil {
 		t.Fatalf("limits at the bounds: %v", err)
 	}

@@ -28,6 +28,12 @@ type File struct {
 	// Servers maps a server's name (what `mcpform run NAME` takes) to its
 	// entry.
 	Servers map[string]*Entry
+	// Notes are what the loader has to say of a lock it accepted, one
+	// sentence each, in server order: an entry without a configDigest
+	// (written by another tool of the format, or an older mcpform), whose
+	// command, environment, policy and mcpform settings no digest checks.
+	// Commands print them as "Note: …" lines; Marshal ignores them.
+	Notes []string
 }
 
 // Entry is one server's locked surface and the settings it was locked with.
@@ -57,11 +63,19 @@ type Entry struct {
 	Digests Digests
 
 	// Policy is written by the user (from mcp.hcl), never by the server,
-	// and is outside the digests.
+	// and is outside the surface digests.
 	Policy *policy.Policy
 	// Mcpform holds mcpform-only settings under the "mcpform" key, which
 	// other readers of the format can ignore.
 	Mcpform *Settings
+
+	// ConfigDigest is mcpform.configDigest as the loader read and checked
+	// it: the digest of what the surface digests leave out (command,
+	// envPassthrough, remote, policy, the mcpform settings; see
+	// ComputeConfigDigest). "" for an entry built in memory and for one
+	// read from a lock without it. Marshal ignores it and writes the
+	// digest of the entry's values as they are then.
+	ConfigDigest string
 }
 
 // Remote is how mcpform reaches a server over the network: what makes it

@@ -27,16 +27,22 @@ func pinsFile(t testing.TB) *File {
 }
 
 // TestPinsRoundTrip: pins are written under the entry's "mcpform" key in
-// the documented shape, read back as written, and outside the digests; a
-// lock without pins has no pins key, so locks written before pins existed
-// keep their bytes (TestGolden pins those).
+// the documented shape, after its configDigest, read back as written, and
+// outside the surface digests; a lock without pins has no pins key, so
+// locks written before pins existed keep their bytes but for the
+// configDigest (TestGolden pins those).
 func TestPinsRoundTrip(t *testing.T) {
 	f := pinsFile(t)
 	data, err := Marshal(f)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cd, err := f.Servers["notes"].ComputeConfigDigest()
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := `      "mcpform": {
+        "configDigest": "` + cd + `",
         "pins": {
           "executable": {
             "path": "/usr/bin/node",

@@ -18,7 +18,9 @@ import (
 // Marshal returns the lock's deterministic form: the format's key order,
 // servers sorted by name, each list sorted by key, 2-space indentation and a
 // trailing newline. lockfileVersion is 3 when an entry is remote, else 2
-// exactly when an entry is modern.
+// exactly when an entry is modern. Every entry gets an "mcpform" key whose
+// first member is its configDigest, computed from the entry's values as
+// written (ComputeConfigDigest; Entry.ConfigDigest is not read).
 // Every entry must be sealed.
 func Marshal(f *File) ([]byte, error) {
 	version := 1
@@ -140,41 +142,21 @@ func (w *writer) entry(name string, e *Entry, last bool) error {
 	for _, k := range Kinds {
 		w.list(d, k.Field(), e.List(k), false)
 	}
-	var limits *policy.Limits
-	if e.Policy != nil && e.Policy.Sandbox != nil {
-		limits = e.Policy.Sandbox.Limits
-	}
-	hasPolicy, hasSettings := !e.Policy.IsEmpty(), e.Mcpform != nil && !e.Mcpform.isEmpty() || limits != nil
 	w.line(d, `"digests": {`)
 	w.line(d+1, `"surface": %s,`, quote(e.Digests.Surface))
 	w.member(d+1, "instructions", mustJSON(e.Digests.Instructions), false)
 	for i, k := range Kinds {
 		w.member(d+1, k.Field(), mustJSON(nonNilMap(e.Digests.digestMap(k))), i == len(Kinds)-1)
 	}
-	if hasPolicy || hasSettings {
-		w.line(d, "},")
-	} else {
-		w.line(d, "}")
+	w.line(d, "},")
+	if pol := e.writtenPolicy(); pol != nil {
+		w.member(d, "policy", pol, false)
 	}
-	if hasPolicy {
-		// The sandbox's limits are mcpform's alone: they go under the
-		// "mcpform" key, and the policy stays the shared format's.
-		p := e.Policy.Normalized()
-		if p.Sandbox != nil {
-			p.Sandbox.Limits = nil
-		}
-		w.member(d, "policy", mustJSON(p), !hasSettings)
+	cd, err := e.ComputeConfigDigest()
+	if err != nil {
+		return err
 	}
-	if hasSettings {
-		doc := struct {
-			*Settings
-			SandboxLimits *policy.Limits `json:"sandboxLimits,omitempty"`
-		}{e.Mcpform, limits}
-		if doc.Settings == nil {
-			doc.Settings = &Settings{}
-		}
-		w.member(d, "mcpform", mustJSON(doc), true)
-	}
+	w.member(d, "mcpform", e.writtenSettings(cd), true)
 	if last {
 		w.line(2, "}")
 	} else {
@@ -183,8 +165,81 @@ func (w *writer) entry(name string, e *Entry, last bool) error {
 	return nil
 }
 
-func (s *Settings) isEmpty() bool {
-	return s.Version == "" && len(s.Tools) == 0 && s.ClientCapabilities == nil && s.Protocol == "" && s.Timeout == "" && s.Pins == nil && s.NPM == nil && s.Image == nil && s.PyPI == nil
+// writtenPolicy is the entry's "policy" member as the writer writes it,
+// nil when the entry has none. The sandbox's limits are mcpform's alone:
+// they go under the "mcpform" key, and the policy stays the shared
+// format's.
+func (e *Entry) writtenPolicy() []byte {
+	if e.Policy.IsEmpty() {
+		return nil
+	}
+	p := e.Policy.Normalized()
+	if p.Sandbox != nil {
+		p.Sandbox.Limits = nil
+	}
+	return mustJSON(p)
+}
+
+// writtenSettings is the entry's "mcpform" member as the writer writes
+// it: configDigest first (left out when configDigest is ""), then the
+// settings, then the sandbox's limits.
+func (e *Entry) writtenSettings(configDigest string) []byte {
+	var limits *policy.Limits
+	if e.Policy != nil && e.Policy.Sandbox != nil {
+		limits = e.Policy.Sandbox.Limits
+	}
+	doc := struct {
+		ConfigDigest string `json:"configDigest,omitempty"`
+		*Settings
+		SandboxLimits *policy.Limits `json:"sandboxLimits,omitempty"`
+	}{configDigest, e.Mcpform, limits}
+	if doc.Settings == nil {
+		doc.Settings = &Settings{}
+	}
+	return mustJSON(doc)
+}
+
+// ComputeConfigDigest returns the digest mcpform.configDigest holds for
+// the entry's values as they are now: Digest (RFC 8785, SHA-256) of the
+// object
+//
+//	{"command": …, "envPassthrough": …}  (a local server) or {"remote": …}
+//	+ "policy": …                          (when the entry has one)
+//	+ "mcpform": {…}                       (always)
+//
+// whose members are exactly the entry's members of those names as the
+// writer writes them, "mcpform" without configDigest ({} when it holds
+// nothing else). It covers everything of an entry the surface digests
+// leave out: what runs, with which environment, under which policy and
+// settings.
+func (e *Entry) ComputeConfigDigest() (string, error) {
+	var b bytes.Buffer
+	member := func(key string, raw []byte) {
+		if b.Len() == 0 {
+			b.WriteByte('{')
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(quote(key))
+		b.WriteByte(':')
+		b.Write(raw)
+	}
+	if e.Remote != nil {
+		member("remote", mustJSON(e.Remote))
+	} else {
+		member("command", mustJSON(e.Command))
+		member("envPassthrough", mustJSON(nonNil(e.EnvPassthrough)))
+	}
+	if pol := e.writtenPolicy(); pol != nil {
+		member("policy", pol)
+	}
+	member("mcpform", e.writtenSettings(""))
+	b.WriteByte('}')
+	d, err := Digest(b.Bytes())
+	if err != nil {
+		return "", fmt.Errorf("computing the configDigest: %w", err)
+	}
+	return d, nil
 }
 
 func nonNil(s []string) []string {

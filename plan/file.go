@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/mcpform/mcpform/internal/lockedfile"
 	"github.com/mcpform/mcpform/internal/strictjson"
@@ -34,6 +36,21 @@ func Finish(p *Plan, current *lock.File, generator string) error {
 		case sp.Entry != nil:
 			p.Notes = append(p.Notes, dropGoneLabels(sp.Name, sp.Entry)...)
 			next.Servers[sp.Name] = sp.Entry
+		}
+	}
+	// An entry the lock holds without a configDigest gets one (Marshal
+	// writes it for every entry): for a server the plan does not change
+	// otherwise, a rewrite of the lock, not a change of the server.
+	changed := map[string]bool{}
+	for _, sp := range p.Servers {
+		changed[sp.Name] = sp.Action != NoOp
+	}
+	if current != nil {
+		for _, name := range slices.Sorted(maps.Keys(current.Servers)) {
+			if _, kept := next.Servers[name]; kept && !changed[name] && current.Servers[name].ConfigDigest == "" {
+				p.AddsConfigDigest = append(p.AddsConfigDigest, name)
+				p.Notes = append(p.Notes, fmt.Sprintf("server %q: the lock's entry has no configDigest; apply adds one (nothing of the server changes)", name))
+			}
 		}
 	}
 	data, err := lock.Marshal(next)

@@ -167,11 +167,20 @@ type Plan struct {
 	// Notes are things apply will do that are not changes to the surface,
 	// such as taint labels dropped for tools that no longer exist.
 	Notes []string `json:"notes,omitempty"`
+	// AddsConfigDigest names the servers, in name order, that the plan
+	// does not change and whose lock entry has no configDigest (a lock of
+	// another writer, or an older mcpform): apply writes one, which is no
+	// change of the server to review (Notes says so). Finish sets it.
+	AddsConfigDigest []string `json:"adds_config_digest,omitempty"`
 }
 
 // HasChanges reports whether applying the plan would change the lock or
 // the files beside it.
 func (p *Plan) HasChanges() bool {
+	if len(p.AddsConfigDigest) > 0 {
+		// The lock gains its configDigests: apply writes it.
+		return true
+	}
 	for _, s := range p.Servers {
 		// Files alone is a stored npm lockfile written back (Notes says
 		// so): the lock keeps its bytes, the directory beside it does not.

@@ -59,6 +59,14 @@ if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -m pip --version >/dev/
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
 fi
 
+echo "== openssh-client, for the signed approvals' tests (approval, sign_review_flow)"
+# They sign with the real ssh-keygen -Y sign and verify with ssh-keygen -Y
+# verify, and hold a key in the real ssh-agent.
+if ! command -v ssh-keygen >/dev/null || ! command -v ssh-agent >/dev/null || ! command -v ssh-add >/dev/null; then
+  echo "installing Debian's openssh-client"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client >/dev/null
+fi
+
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpform/mcpform/approval"
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/onboard"
@@ -23,13 +24,14 @@ type clientConfigFlags struct {
 	write   bool
 	file    string
 	mcpform string
+	trust   string
 	names   []string
 }
 
 func parseClientConfigFlags(args []string, stderr io.Writer) (clientConfigFlags, error) {
 	var f clientConfigFlags
 	var client string
-	fs := newFlagSet("client-config", stderr, `Usage: mcpform client-config [-client NAME] [-lock FILE] [-write] [-file PATH] [-mcpform PATH] [NAME...]
+	fs := newFlagSet("client-config", stderr, `Usage: mcpform client-config [-client NAME] [-lock FILE] [-write] [-file PATH] [-mcpform PATH] [-trust FILE] [NAME...]
 
 Prints the client configuration that launches `+"`mcpform run -lock LOCK NAME`"+` for every locked
 server (or the NAMEs), remote (url) ones too, with absolute paths, ready to paste. With -write
@@ -39,7 +41,8 @@ byte order mark and CRLF line endings stay as they were. In a workspace's .vscod
 .cursor/mcp.json, a file teams commit, paths under the workspace are written
 ${workspaceFolder}/... and others under your home ${userHome}/..., which the editor expands.
 The backup goes to $XDG_STATE_HOME/mcpform/backups (default ~/.local/state/mcpform/backups),
-never beside the file.
+never beside the file. With -trust, each entry launches mcpform run -trust FILE, so the
+client's servers start only from a lock the trust file's signers approved.
 
 Usual files: claude ~/.config/Claude/claude_desktop_config.json (Linux) or
 ~/Library/Application Support/Claude/claude_desktop_config.json (macOS); claude-code ./.mcp.json;
@@ -50,6 +53,7 @@ vscode ./.vscode/mcp.json; cursor ./.cursor/mcp.json.
 	fs.BoolVar(&f.write, "write", false, "update the client's file in place (shows the diff, keeps a backup in mcpform's state directory)")
 	fs.StringVar(&f.file, "file", "", "the client file -write updates (default: the client's usual file)")
 	fs.StringVar(&f.mcpform, "mcpform", "", "the mcpform binary the client launches (default: this one)")
+	fs.StringVar(&f.trust, "trust", "", "a trust file every launch passes to mcpform run (-trust): servers start only from an approved lock")
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
@@ -82,6 +86,11 @@ func runClientConfig(_ context.Context, io *stdio, f clientConfigFlags) int {
 	}
 	// A remote server is launched the same way: mcpform run proxies it.
 	launches := onboard.Launches(bin, lockPath, names)
+	if f.trust != "" {
+		if launches, err = withTrust(io, launches, f.trust, lockPath); err != nil {
+			return fail(io, err)
+		}
+	}
 	need := map[string][]string{}
 	for _, n := range names {
 		need[n] = launchEnv(lf.Servers[n])
@@ -344,4 +353,26 @@ func mcpformBinary(flagValue string, stderr io.Writer) (string, error) {
 		fmt.Fprintf(stderr, "Warning: this mcpform is a temporary `go run` build that disappears when it exits: install mcpform (in a clone of the repository: go install ./cmd/mcpform) and run client-config again, or name the binary with -mcpform.\n")
 	}
 	return exe, nil
+}
+
+// withTrust adds -trust FILE to each launch's mcpform run, after checking
+// that the trust file loads: a client must not be handed a launch that
+// refuses every start for a typo.
+func withTrust(io *stdio, ls []onboard.Launch, trust, lockPath string) ([]onboard.Launch, error) {
+	abs, err := filepath.Abs(trust)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := approval.LoadPolicy(abs); err != nil {
+		return nil, err
+	}
+	if rel, err := filepath.Rel(filepath.Dir(lockPath), abs); err == nil && filepath.IsLocal(rel) {
+		fmt.Fprintf(io.err, "Warning: the trust file %s is beside the lock: whoever can change the lock can change who may approve it. Keep it where you or your organisation control it (~/.config/mcpform/trust.hcl, /etc/mcpform/trust.hcl).\n", escape.String(abs))
+	}
+	out := make([]onboard.Launch, len(ls))
+	for i, l := range ls {
+		l.Args = append([]string{l.Args[0], "-trust", abs}, l.Args[1:]...)
+		out[i] = l
+	}
+	return out, nil
 }

@@ -65,6 +65,7 @@ var commands = map[string]command{
 	"show":     {"Print mcp.lock for humans", withFlags(parseShowFlags, runShow)},
 	"plan":     {"Probe servers and show how they differ from mcp.lock", withFlags(parsePlanFlags, runPlan)},
 	"apply":    {"Write a reviewed plan to mcp.lock", withFlags(parseApplyFlags, runApply)},
+	"sign":     {"Approve mcp.lock (or a saved plan) with an SSH key: a signature in mcp.lock.sig", withFlags(parseSignFlags, runSign)},
 	"validate": {"Check mcp.hcl: syntax, types, references, modules, policy", withFlags(parseValidateFlags, runValidate)},
 	"fmt":      {"Rewrite mcp.hcl files in the canonical style", withFlags(parseFmtFlags, runFmt)},
 	"init":     {"Fetch git modules into .mcpform/modules", withFlags(parseInitFlags, runInit)},

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpform/mcpform/approval"
 	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
@@ -33,6 +34,9 @@ type configFlags struct {
 	parallelism     int
 	noColor         bool
 	compactWarnings bool
+	// trust is the trust file whose signers' approvals of the lock plan
+	// reports and apply checks of a saved plan.
+	trust string
 	// input, lock and lockTimeout are terraform's flags of the same names,
 	// which CI scripts written for terraform pass (-input=false,
 	// -lock-timeout=5m); each command says what they mean for it.
@@ -52,6 +56,7 @@ func (c *configFlags) register(fs *flag.FlagSet, writes bool) {
 		return nil
 	})
 	fs.IntVar(&c.parallelism, "parallelism", 10, "how many servers to probe at once")
+	registerTrust(fs, &c.trust)
 	fs.BoolVar(&c.noColor, "no-color", false, "never colour the output")
 	fs.BoolVar(&c.compactWarnings, "compact-warnings", false, "show warnings about mcp.hcl in one line each")
 	inputUse := "as terraform's; plan never asks for input: variables come from -var, -var-file and MCPFORM_VAR_*"
@@ -117,6 +122,9 @@ func runPlan(ctx context.Context, io *stdio, f planFlags) int {
 		if err := plan.Save(f.out, p); err != nil {
 			return fail(io, err)
 		}
+		if err := dropPlanSignatures(io, f.out); err != nil {
+			return fail(io, err)
+		}
 	}
 	var err error
 	switch {
@@ -173,6 +181,16 @@ func makePlan(ctx context.Context, io *stdio, f *configFlags) (*plan.Plan, *lang
 	current, data, err := readLock(cfg.Lockfile)
 	if err != nil {
 		return nil, nil, fail(io, err)
+	}
+	writeLockNotes(io, current)
+	if current != nil {
+		// Who approved the lock the plan is against (never a reason not
+		// to plan: a plan is how a lock is replaced).
+		r, err := lockApprovals(io, f.trust, cfg.Lockfile, data)
+		if err != nil {
+			return nil, nil, fail(io, err)
+		}
+		noteApprovals(io, cfg.Lockfile, r)
 	}
 	if !checkTargets(io, f.targets, cfg, current) {
 		return nil, nil, exitError
@@ -248,4 +266,15 @@ func lookupEnv(io *stdio) func(string) (string, bool) {
 		v := io.getenv(name)
 		return v, v != ""
 	}
+}
+
+// dropPlanSignatures removes the signatures of an earlier plan saved at
+// path: they approved another planned lock, and apply would refuse them.
+func dropPlanSignatures(io *stdio, path string) error {
+	sigPath := approval.Path(path)
+	if _, err := os.Lstat(sigPath); err != nil {
+		return nil
+	}
+	fmt.Fprintf(io.err, "Note: removed %s: its signatures approved the plan saved there before.\n", sigPath)
+	return os.Remove(sigPath)
 }

@@ -10,6 +10,7 @@ import (
 	goruntime "runtime"
 	"time"
 
+	"github.com/mcpform/mcpform/approval"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/oauth"
@@ -45,6 +46,7 @@ type runFlags struct {
 	auditPath      string
 	explainSandbox bool
 	spin           time.Duration
+	trust          string
 	name           string
 }
 
@@ -57,6 +59,7 @@ Serve the locked server NAME on stdin/stdout: the enforcing proxy a client confi
 	fs.StringVar(&f.lockPath, "lock", lock.DefaultPath, "the mcp.lock to serve from (use an absolute path in client configs)")
 	fs.StringVar(&f.auditPath, "audit", "", "the audit log (default $XDG_STATE_HOME/mcpform/audit.jsonl or ~/.local/state/mcpform/audit.jsonl)")
 	fs.BoolVar(&f.explainSandbox, "explain-sandbox", false, "print the server's effective sandbox (paths, runtime base, destinations) and exit without starting it")
+	registerTrust(fs, &f.trust)
 	fs.DurationVar(&f.spin, "spin", runtime.DefaultSpin, "while messages flow, how long to poll for the next one before sleeping, at most 1ms (0: sleep at once: less CPU, more latency)")
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
@@ -88,10 +91,23 @@ func pinCache(getenv func(string) string) *pins.Cache {
 // command from the client's config.
 func runRun(ctx context.Context, io *stdio, f runFlags) int {
 	oneProcessor()
-	file, err := lock.Load(f.lockPath)
+	file, lockData, err := readLockFile(f.lockPath)
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
 		return exitError
+	}
+	// Approvals first: a lock the trust policy does not accept starts
+	// nothing, and the client hears why for each request.
+	var refuse error
+	if r, err := lockApprovals(io, f.trust, f.lockPath, lockData); err != nil {
+		refuse = err
+	} else if refused(r) {
+		refuse = approvalError(f.lockPath, r)
+	} else if r.State == approval.Unverified {
+		fmt.Fprintf(io.err, "mcpform run: warning: %s: %s\n", f.lockPath, r.Summary())
+	}
+	if refuse != nil {
+		fmt.Fprintf(io.err, "mcpform run: %v\n", refuse)
 	}
 	entry, ok := lockedServer(io, "mcpform run", file, f.name, f.lockPath)
 	if !ok {
@@ -126,11 +142,12 @@ func runRun(ctx context.Context, io *stdio, f runFlags) int {
 	// The server's pinned code (an npm or PyPI tree from mcpform's cache,
 	// an image by its digest), as verify starts it too; a refusal is
 	// told to the client for each request.
-	var refuse error
-	if started, err := launchable(ctx, io.getenv, entry, dir); err != nil {
-		refuse = err
-	} else {
-		entry = started
+	if refuse == nil {
+		if started, err := launchable(ctx, io.getenv, entry, dir); err != nil {
+			refuse = err
+		} else {
+			entry = started
+		}
 	}
 	warnUnsetEnv(io, []serverEnv{{f.name, entry.EnvPassthrough}}, "started")
 	auditLog, err := audit.Open(auditPath)

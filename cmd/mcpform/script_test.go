@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/internal/npmtest"
+	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/plan"
 	"github.com/mcpform/mcpform/runtime/sandbox"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -77,6 +79,9 @@ func TestScripts(t *testing.T) {
 			if cond == "syspython" {
 				return syspythonCondition()
 			}
+			if cond == "ssh" {
+				return sshCondition()
+			}
 			if cond != "npm" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}
@@ -86,12 +91,13 @@ func TestScripts(t *testing.T) {
 			return true, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":   cmdExits,
-			"replace": cmdReplace,
-			"tamper":  cmdTamper,
-			"wheels":  cmdWheels,
-			"unpin":   cmdUnpin,
-			"waitfor": cmdWaitFor,
+			"exits":     cmdExits,
+			"replace":   cmdReplace,
+			"tamper":    cmdTamper,
+			"forgeplan": cmdForgePlan,
+			"wheels":    cmdWheels,
+			"unpin":     cmdUnpin,
+			"waitfor":   cmdWaitFor,
 		},
 	})
 }
@@ -179,4 +185,38 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		ts.Check(os.WriteFile(f, append(data, []byte("\n// tampered\n")...), 0o644))
 	}
+}
+
+// sshCondition is [ssh]: ssh-keygen is installed. In CI a missing one
+// fails the script: the test command installs openssh-client.
+func sshCondition() (bool, error) {
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		if os.Getenv("CI") != "" {
+			return false, errors.New("ssh-keygen is not installed; scripts/test.sh installs openssh-client")
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// cmdForgePlan edits the lock inside a saved plan as someone who can
+// write the plan file would, and recomputes every digest so that the plan
+// still reads as a good one: `forgeplan PLANFILE` appends "--forged" to
+// each server's command.
+func cmdForgePlan(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: forgeplan PLANFILE")
+	}
+	path := ts.MkAbs(args[0])
+	p, err := plan.ReadFile(path)
+	ts.Check(err)
+	lf, err := lock.Parse(p.PlannedLock)
+	ts.Check(err)
+	for _, e := range lf.Servers {
+		e.Command = append(e.Command, "--forged")
+		ts.Check(e.Seal())
+	}
+	p.PlannedLock, err = lock.Marshal(lf)
+	ts.Check(err)
+	ts.Check(plan.Save(path, p))
 }

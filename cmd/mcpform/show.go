@@ -17,6 +17,7 @@ import (
 
 type showFlags struct {
 	lock    string
+	trust   string
 	json    bool
 	noColor bool
 	names   []string
@@ -34,6 +35,7 @@ it (-json: as plan -json). A file is told from a server name by its content.
 	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock file to show")
 	fs.BoolVar(&f.json, "json", false, "print the verified entries (or the saved plan) as JSON")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
+	registerTrust(fs, &f.trust)
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
@@ -55,7 +57,7 @@ func runShow(_ context.Context, io *stdio, f showFlags) int {
 			f.lock, f.names = path, nil
 		}
 	}
-	lf, names, err := loadServers(f.lock, f.names)
+	lf, data, names, err := loadLockServers(f.lock, f.names)
 	if err != nil {
 		fail(io, err)
 		if len(f.names) == 1 && sniffFile(f.names[0]) == otherFile {
@@ -63,6 +65,12 @@ func runShow(_ context.Context, io *stdio, f showFlags) int {
 		}
 		return exitError
 	}
+	writeLockNotes(io, lf)
+	r, err := lockApprovals(io, f.trust, f.lock, data)
+	if err != nil {
+		return fail(io, err)
+	}
+	noteApprovals(io, f.lock, r)
 	if f.json {
 		sub := &lock.File{Generator: lf.Generator, Servers: map[string]*lock.Entry{}}
 		for _, n := range names {

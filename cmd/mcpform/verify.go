@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/mcpform/mcpform/approval"
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lock"
 	lockrender "github.com/mcpform/mcpform/lock/render"
 	"github.com/mcpform/mcpform/mcp"
@@ -27,6 +29,7 @@ const (
 
 type verifyFlags struct {
 	lock        string
+	trust       string
 	strict      bool
 	json        bool
 	parallelism int
@@ -46,8 +49,14 @@ tree in mcpform's cache.
 Exit codes: 0 in sync (informational drift is reported), 1 definitional drift
 (informational too with -strict), 2 lock missing, unreadable or tampered,
 3 a server could not be started or probed. A usage error exits 1, as in every command.
+
+It reports who approved the lock (mcp.lock.sig, made with mcpform sign). Signatures
+that do not verify are tampering (exit 2); with a trust policy in force (-trust,
+$MCPFORM_TRUST, ~/.config/mcpform/trust.hcl, /etc/mcpform/trust.hcl), so is a lock
+without as many approvals as it requires, and nothing is probed.
 `)
 	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock file to verify")
+	registerTrust(fs, &f.trust)
 	fs.BoolVar(&f.strict, "strict", false, "fail on informational drift too")
 	fs.BoolVar(&f.json, "json", false, "print the report as JSON")
 	fs.IntVar(&f.parallelism, "parallelism", 10, "how many servers to probe at once")
@@ -59,9 +68,25 @@ Exit codes: 0 in sync (informational drift is reported), 1 definitional drift
 }
 
 func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
-	lf, names, err := loadServers(f.lock, f.names)
+	lf, data, names, err := loadLockServers(f.lock, f.names)
 	if err != nil {
 		fail(io, err)
+		return verifyLockProblem
+	}
+	writeLockNotes(io, lf)
+	approvals, err := lockApprovals(io, f.trust, f.lock, data)
+	if err != nil {
+		fail(io, err)
+		return verifyLockProblem
+	}
+	if refused(approvals) {
+		// Nothing is probed: a lock nobody approved is not the CI gate's
+		// to check against.
+		fail(io, approvalError(f.lock, approvals))
+		rep := lockrender.VerifyReport{FormatVersion: lockrender.VerifyFormatVersion, Lock: f.lock, Approvals: verifyApprovals(approvals), Servers: []lockrender.VerifyServer{}, ExitCode: verifyLockProblem}
+		if f.json {
+			lockrender.VerifyJSON(io.out, rep)
+		}
 		return verifyLockProblem
 	}
 	dir, err := filepath.Abs(filepath.Dir(f.lock))
@@ -128,7 +153,7 @@ func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
 		reports = append(reports, rep)
 	}
 	sort.Slice(reports, func(i, j int) bool { return reports[i].Name < reports[j].Name })
-	rep := lockrender.VerifyReport{FormatVersion: lockrender.VerifyFormatVersion, Lock: f.lock, Servers: reports, ExitCode: verifyCode(reports)}
+	rep := lockrender.VerifyReport{FormatVersion: lockrender.VerifyFormatVersion, Lock: f.lock, Approvals: verifyApprovals(approvals), Servers: reports, ExitCode: verifyCode(reports)}
 	if f.json {
 		lockrender.VerifyJSON(io.out, rep)
 	} else {
@@ -190,13 +215,29 @@ func verifyCode(reports []lockrender.VerifyServer) int {
 	return code
 }
 
+// verifyApprovals is the report's form of r.
+func verifyApprovals(r *approval.Report) *lockrender.VerifyApprovals {
+	a := &lockrender.VerifyApprovals{State: string(r.State), Required: r.Required, Approvers: []string{}, TrustFile: r.Policy, Summary: r.Summary(), Problems: r.Problems()}
+	for _, s := range r.Approvers {
+		a.Approvers = append(a.Approvers, escape.String(s))
+	}
+	return a
+}
+
 // loadServers loads (and so verifies) the lock at path and returns it with
 // the requested server names (all when none), refusing a name the lock
 // does not hold: what show, verify and client-config start with.
 func loadServers(path string, requested []string) (*lock.File, []string, error) {
-	lf, err := lock.Load(path)
+	lf, _, names, err := loadLockServers(path, requested)
+	return lf, names, err
+}
+
+// loadLockServers is loadServers with the lock's bytes, for checking its
+// signatures over exactly the lock loaded.
+func loadLockServers(path string, requested []string) (*lock.File, []byte, []string, error) {
+	lf, data, err := readLockFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var all []string
 	for n := range lf.Servers {
@@ -204,7 +245,7 @@ func loadServers(path string, requested []string) (*lock.File, []string, error) 
 	}
 	sort.Strings(all)
 	if len(requested) == 0 {
-		return lf, all, nil
+		return lf, data, all, nil
 	}
 	for _, n := range requested {
 		if !slices.Contains(all, n) {
@@ -212,8 +253,8 @@ func loadServers(path string, requested []string) (*lock.File, []string, error) 
 			if s := suggest(n, all); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			}
-			return nil, nil, errors.New(msg)
+			return nil, nil, nil, errors.New(msg)
 		}
 	}
-	return lf, requested, nil
+	return lf, data, requested, nil
 }

@@ -23,10 +23,23 @@ const (
 // VerifyReport is `mcpform verify`'s report; its JSON form is the
 // documented -json output (format_version 1.0).
 type VerifyReport struct {
-	FormatVersion string         `json:"format_version"`
-	Lock          string         `json:"lock"`
-	Servers       []VerifyServer `json:"servers"`
-	ExitCode      int            `json:"exit_code"`
+	FormatVersion string           `json:"format_version"`
+	Lock          string           `json:"lock"`
+	Approvals     *VerifyApprovals `json:"approvals,omitempty"`
+	Servers       []VerifyServer   `json:"servers"`
+	ExitCode      int              `json:"exit_code"`
+}
+
+// VerifyApprovals is who approved the lock (package approval's report):
+// State is "valid", "invalid", "insufficient", "unverified" or
+// "unsigned". Approvers and Problems quote the signature file, escaped.
+type VerifyApprovals struct {
+	State     string   `json:"state"`
+	Required  int      `json:"required,omitempty"`
+	Approvers []string `json:"approvers"`
+	TrustFile string   `json:"trust_file,omitempty"`
+	Summary   string   `json:"summary"`
+	Problems  []string `json:"problems,omitempty"`
 }
 
 // VerifyServer is one server's line of the report.
@@ -70,6 +83,12 @@ func VerifyJSON(w io.Writer, r VerifyReport) error {
 // Verify prints the report for a person: one line a server, its drift
 // below it, and a summary that says why verify failed, if it did.
 func Verify(w io.Writer, r VerifyReport) {
+	if a := r.Approvals; a != nil && (a.State != "unsigned" || a.TrustFile != "") {
+		fmt.Fprintf(w, "Approvals: %s\n", a.Summary)
+		for _, p := range a.Problems {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
 	drifted, failed := 0, 0
 	for _, s := range r.Servers {
 		switch s.Status {

@@ -42,6 +42,7 @@ mutations=(
   "envwithheld|./mcp ./internal/e2e|^(TestStartPassesOnlyNamedEnv|TestHostileModes)\$"
   "sessionverify|./mcp ./runtime|^(TestHTTPSessionReestablished|TestRemoteSessionReestablished|TestRemoteSessionNewInstructions)\$"
   "pins|./runtime|^(TestPinsRefuseStart)\$"
+  "approvals|./cmd/mcpform|^(TestForgedLockWithRecomputedDigests)\$"
 )
 
 only=("$@")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/approval"
+	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/pins/provenance"
 )
@@ -101,6 +102,9 @@ func lockApprovals(io *stdio, trustFlag, lockPath string, lockData []byte) (*app
 // signatures are invalid (tampering, with or without a policy), or a
 // trust policy is in force and they are not valid.
 func refused(r *approval.Report) bool {
+	if mutation.Off("approvals") {
+		return false
+	}
 	return r.State == approval.Invalid || r.Policy != "" && r.State != approval.Valid
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -187,20 +188,31 @@ func TestRunImageByDigest(t *testing.T) {
 	}
 
 	// The locked command edited to run another image than the record
-	// pins: refused, and docker is not started.
+	// pins: refused, and docker is not started. The lock's configDigest
+	// refuses the edit on load; in a lock without one (another writer's)
+	// run's own check of the image refuses it.
 	edited := bytes.Replace(lockData, []byte(`"`+ref+`",`), []byte(`"`+reg.Host+`/evil/srv:1.2",`), 1)
 	if bytes.Equal(edited, lockData) {
 		t.Fatal("the edit changed nothing")
 	}
-	writeFiles(t, dir, map[string]string{"mcp.lock": string(edited)})
-	before = len(readLines(t, argvLog))
-	stdout, stderr, code = runImage(t, dir)
-	if code == 0 || !strings.Contains(stderr, "the locked command runs the image "+reg.Host+"/evil/srv:1.2, and the lock pins "+ref) ||
-		!strings.Contains(stderr, "run mcpform plan") || strings.Contains(stdout, `"result"`) {
-		t.Errorf("run of an edited command: exit %d\n%s\n%s", code, stdout, stderr)
+	withoutDigest := regexp.MustCompile(`(?m)^\s*"configDigest": "sha256:[0-9a-f]{64}",?\n`).ReplaceAll(edited, nil)
+	if bytes.Equal(withoutDigest, edited) {
+		t.Fatal("the lock has no configDigest")
 	}
-	if got := readLines(t, argvLog)[before:]; len(got) != 0 {
-		t.Errorf("docker was started for a refused entry: %q", got)
+	for _, tc := range []struct{ lock, want string }{
+		{string(edited), `server "srv": its command, environment, remote, policy or mcpform settings do not match mcpform.configDigest`},
+		{string(withoutDigest), "the locked command runs the image " + reg.Host + "/evil/srv:1.2, and the lock pins " + ref},
+	} {
+		writeFiles(t, dir, map[string]string{"mcp.lock": tc.lock})
+		before = len(readLines(t, argvLog))
+		stdout, stderr, code = runImage(t, dir)
+		if code == 0 || !strings.Contains(stderr, tc.want) ||
+			!strings.Contains(stderr, "run mcpform plan") || strings.Contains(stdout, `"result"`) {
+			t.Errorf("run of an edited command: exit %d, want an error containing %q\n%s\n%s", code, tc.want, stdout, stderr)
+		}
+		if got := readLines(t, argvLog)[before:]; len(got) != 0 {
+			t.Errorf("docker was started for a refused entry: %q", got)
+		}
 	}
 
 	// The engine stays pinned like any command[0]: a changed docker is

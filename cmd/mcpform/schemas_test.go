@@ -238,6 +238,7 @@ func TestSchemas(t *testing.T) {
 		{"a version-1 lock with supportedVersions", lockSchema, lockData, []byte(`"lockfileVersion": 2`), []byte(`"lockfileVersion": 1`)},
 		{"a lock with lockfileVersion 4", lockSchema, lockData, []byte(`"lockfileVersion": 2`), []byte(`"lockfileVersion": 4`)},
 		{"a lock with a zero limit", lockSchema, lockData, []byte(`"mcpform": {`), []byte(`"mcpform": {"sandboxLimits": {"memory": 0},`)},
+		{"a lock with a configDigest of 65 digits", lockSchema, lockData, []byte(`"configDigest": "sha256:`), []byte(`"configDigest": "sha256:0`)},
 		{"a lock with limits in the shared policy", lockSchema, lockData, []byte(`"taint": {`), []byte(`"sandbox": {"limits": {"memory": 1073741824}}, "taint": {`)},
 		{"a plan with an unknown field", planSchema, changed, []byte(`"has_changes"`), []byte(`"surprise": 1, "has_changes"`)},
 		{"a plan with an unknown grade", planSchema, changed, []byte(`"required_bump": "major"`), []byte(`"required_bump": "huge"`)},

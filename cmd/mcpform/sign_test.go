@@ -176,3 +176,29 @@ func TestSignFlagErrors(t *testing.T) {
 		t.Fatalf("a failed sign wrote the signature file: %v", err)
 	}
 }
+
+// TestClientConfigTrust: client-config -trust writes -trust FILE (made
+// absolute) into every launch, refuses a trust file that does not load,
+// and warns of one kept beside the lock.
+func TestClientConfigTrust(t *testing.T) {
+	fx := newSignFixture(t)
+	code, out, errb := fx.run(t, "client-config", "-client", "claude", "-mcpform", "/opt/mcpform", "-lock", fx.lockPath, "-trust", fx.trust)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	want := `"args": ["run", "-trust", "` + fx.trust + `", "-lock", "` + fx.lockPath + `", "notes"]`
+	if !strings.Contains(out, want) {
+		t.Fatalf("the launch lacks -trust:\n%s", out)
+	}
+	if !strings.Contains(errb, "is beside the lock") {
+		t.Errorf("no warning for a trust file in the lock's directory:\n%s", errb)
+	}
+	outside := newSignFixture(t)
+	if _, _, errb := fx.run(t, "client-config", "-client", "claude", "-mcpform", "/opt/mcpform", "-lock", fx.lockPath, "-trust", outside.trust); strings.Contains(errb, "beside the lock") {
+		t.Errorf("a warning for a trust file elsewhere:\n%s", errb)
+	}
+	code, out, errb = fx.run(t, "client-config", "-client", "claude", "-mcpform", "/opt/mcpform", "-lock", fx.lockPath, "-trust", filepath.Join(fx.dir, "nope.hcl"))
+	if code != exitError || !strings.Contains(errb, "does not exist") || out != "" {
+		t.Fatalf("a missing trust file: exit %d\n%s%s", code, out, errb)
+	}
+}

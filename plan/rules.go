@@ -513,10 +513,12 @@ func (e *bumpError) Error() string {
 
 // CheckVersionBump is the version gate (GATE-VERSION-UNDERBUMP): the
 // declared version must be at least the locked one bumped by the required
-// grade. Over-bumping is fine; an empty prev (nothing locked yet) passes. A
+// grade. Over-bumping is fine; an empty prev (nothing locked yet) passes,
+// and so does an empty declared version: removing the version from mcp.hcl
+// removes the gate (the plan shows that as CFG-VERSION-CHANGED). A
 // declared version below the locked one fails whatever the grade.
 func CheckVersionBump(prev, declared string, required Grade) error {
-	if prev == "" {
+	if prev == "" || declared == "" {
 		return nil
 	}
 	pv, err := semver.NewVersion(prev)

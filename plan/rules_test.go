@@ -81,6 +81,7 @@ func TestCheckVersionBump(t *testing.T) {
 		{"1.4.2", "1.4.2", Patch, "version 1.4.2 is unchanged but the surface needs a patch bump: declare 1.4.3 or later (GATE-VERSION-UNDERBUMP)"},
 		{"1.4.2", "1.4.2", None, ""},
 		{"1.4.2", "1.3.0", None, "version 1.3.0 is lower than the locked 1.4.2 (GATE-VERSION-UNDERBUMP)"},
+		{"1.4.0", "", Major, ""}, // the version removed from mcp.hcl: no gate
 		{"1.4.2", "nope", None, `declared version "nope" is not a semantic version: invalid semantic version`},
 	}
 	for _, tt := range tests {

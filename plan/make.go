@@ -360,6 +360,7 @@ func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *
 		}
 		sp.VersionError = joinErr(sp.VersionError, toolVersionErrors(sp, s, old))
 	}
+	sp.VersionError = joinErr(sp.VersionError, unknownVersionedTools(s, live))
 }
 
 // emptyEntry is a sealed entry with nothing in it, in live's era, so that a
@@ -453,10 +454,48 @@ func checkTaintLabels(s *lang.Server, old, live *lock.Entry) error {
 		}
 		return false
 	}
-	if err := s.Policy.Taint.Check(isTool); err != nil {
-		return fmt.Errorf("%w: the server lists no such tool; fix the taint block in mcp.hcl", err)
+	var missing string
+	if err := s.Policy.Taint.Check(func(name string) bool {
+		ok := isTool(name)
+		if !ok {
+			missing = name
+		}
+		return ok
+	}); err != nil {
+		return fmt.Errorf("%w: the server lists no such tool;%s fix the taint block in mcp.hcl", err, suggestTool(missing, live))
 	}
 	return nil
+}
+
+// suggestTool is " did you mean "x"?" for the tool of live whose name is
+// closest to name, or "" when none is close.
+func suggestTool(name string, live *lock.Entry) string {
+	names := make([]string, len(live.Tools))
+	for i, t := range live.Tools {
+		names[i] = t.Key
+	}
+	if c := lang.Suggest(name, names); c != "" {
+		return fmt.Sprintf(" did you mean %q?", c)
+	}
+	return ""
+}
+
+// unknownVersionedTools refuses a tool version block naming a tool the
+// server does not have: a misspelt name would declare a version nothing
+// checks.
+func unknownVersionedTools(s *lang.Server, live *lock.Entry) string {
+	var msg string
+	names := make([]string, 0, len(s.ToolVersions))
+	for n := range s.ToolVersions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, tool := range names {
+		if _, ok := live.Find(lock.Tools, tool); !ok {
+			msg = joinErr(msg, fmt.Sprintf("tool %q has a declared version, but the server lists no such tool;%s fix the tool block in mcp.hcl", escape.String(tool), suggestTool(tool, live)))
+		}
+	}
+	return msg
 }
 
 // toolVersionErrors applies the bump gate to each tool with a declared

@@ -169,8 +169,30 @@ func TestPlanServerTaintAndBumpGate(t *testing.T) {
 	s.Policy.Taint.Sinks = []string{"sned"}
 	sp = &ServerPlan{Name: "s", Addr: "server.s"}
 	planServer(sp, s, nil, old, withTools(t, "fetch", "send"), nil)
-	if !strings.Contains(sp.Error, `taint sink "sned" is not a locked tool`) {
-		t.Errorf("error = %q, want the misspelled sink named", sp.Error)
+	if !strings.Contains(sp.Error, `taint sink "sned" is not a locked tool: the server lists no such tool; did you mean "send"? fix the taint block`) {
+		t.Errorf("error = %q, want the misspelled sink named, with the tool meant", sp.Error)
+	}
+}
+
+// TestPlanServerUnknownVersionedTool: a tool version block naming a tool
+// the server does not have is an error with the tool meant, for a new
+// server and a locked one; a far-off name gets no guess.
+func TestPlanServerUnknownVersionedTool(t *testing.T) {
+	for _, old := range []*lock.Entry{nil, withTools(t, "fetch", "send")} {
+		s := &lang.Server{Name: "s", Addr: "server.s", Command: []string{"srv"}, Protocol: "auto", Timeout: 30 * time.Second,
+			ToolVersions: map[string]string{"fecth": "1.0.0", "send": "1.0.0"}}
+		sp := &ServerPlan{Name: "s", Addr: "server.s"}
+		planServer(sp, s, nil, old, withTools(t, "fetch", "send"), nil)
+		want := `tool "fecth" has a declared version, but the server lists no such tool; did you mean "fetch"? fix the tool block in mcp.hcl`
+		if sp.VersionError != want {
+			t.Errorf("locked %v: version error %q, want %q", old != nil, sp.VersionError, want)
+		}
+		s.ToolVersions = map[string]string{"zzzzzz": "1.0.0"}
+		sp = &ServerPlan{Name: "s", Addr: "server.s"}
+		planServer(sp, s, nil, old, withTools(t, "fetch", "send"), nil)
+		if want := `tool "zzzzzz" has a declared version, but the server lists no such tool; fix the tool block in mcp.hcl`; sp.VersionError != want {
+			t.Errorf("locked %v: version error %q, want %q", old != nil, sp.VersionError, want)
+		}
 	}
 }
 

@@ -48,7 +48,7 @@ var allowedImports = map[string]allowed{
 	"plan/render": {imports: []string{"internal/escape", "internal/textdiff", "lock", "plan"}, tests: []string{"mcp"}},
 	"lock/render": {imports: []string{"internal/escape", "lock"}},
 	"apply":       {imports: []string{"lock", "plan"}},
-	"approval":    {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson"}, tests: []string{"internal/sigstoretest"}},
+	"approval":    {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "lock"}, tests: []string{"internal/sigstoretest"}},
 	"onboard":     {imports: []string{"internal/escape", "internal/textdiff", "lang"}},
 	"oauth":       {imports: []string{"internal/escape", "internal/lockedfile", "mcp"}},
 

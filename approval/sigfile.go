@@ -12,9 +12,9 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/gowebpki/jcs"
 	"github.com/mcpform/mcpform/internal/lockedfile"
 	"github.com/mcpform/mcpform/internal/strictjson"
+	"github.com/mcpform/mcpform/lock"
 )
 
 // FileVersion is the version of the signature file's format.
@@ -75,9 +75,9 @@ func Payload(lockData []byte) ([]byte, error) {
 	if err := strictjson.Check(lockData); err != nil {
 		return nil, fmt.Errorf("the lock is not valid JSON: %w", err)
 	}
-	c, err := jcs.Transform(lockData)
+	c, err := lock.Canonical(lockData)
 	if err != nil {
-		return nil, fmt.Errorf("canonicalizing the lock: %w", err)
+		return nil, fmt.Errorf("the lock: %w", err)
 	}
 	return c, nil
 }

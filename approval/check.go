@@ -2,10 +2,12 @@ package approval
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"golang.org/x/crypto/ssh"
 )
@@ -203,13 +205,17 @@ func checkSigstore(fd *Finding, sum []byte, pol *Policy, trusted root.TrustedMat
 		return
 	}
 	signer, err := verifySigstore(fd.Signature.Bundle, sum, trusted, keys)
+	if errors.Is(err, errUnlistedKey) {
+		fd.Status, fd.Reason = NotAllowed, err.Error()
+		return
+	}
 	if err != nil {
 		fd.Status, fd.Reason = Bad, err.Error()
 		return
 	}
 	fd.Signer = signer.Subject
 	if signer.Subject != fd.Signature.Signer || signer.Issuer != fd.Signature.Key && signer.Issuer != "" {
-		fd.Status, fd.Reason = Bad, fmt.Sprintf("the bundle is by %s (issuer %s), not the signer the entry claims", signer.Subject, signer.Issuer)
+		fd.Status, fd.Reason = Bad, fmt.Sprintf("the bundle is by %s (issuer %s), not the signer the entry claims", escape.String(signer.Subject), escape.String(signer.Issuer))
 		return
 	}
 	if pol == nil {

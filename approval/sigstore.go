@@ -152,6 +152,11 @@ func verifyBundle(data []byte, sum []byte, trusted root.TrustedMaterial, keys []
 
 // verifyKeyBundle verifies a key-based bundle with each of keys in turn,
 // those whose fingerprint the bundle's hint names first.
+// errUnlistedKey marks a key-based bundle by a key the trust policy does
+// not list: it cannot be verified, and does not count, but it is not
+// shown to be forged either (Check: not-allowed, not invalid).
+var errUnlistedKey = errors.New("a key the trust policy does not list")
+
 func verifyKeyBundle(b *bundle.Bundle, hint string, artefact verify.ArtifactPolicyOption, trusted root.TrustedMaterial, keys []SigstoreIdentity) (SigstoreSigner, time.Time, error) {
 	var none SigstoreSigner
 	var first, rest []SigstoreIdentity
@@ -166,7 +171,7 @@ func verifyKeyBundle(b *bundle.Bundle, hint string, artefact verify.ArtifactPoli
 	}
 	try := append(first, rest...)
 	if len(try) == 0 {
-		return none, time.Time{}, fmt.Errorf("the bundle is signed with a public key (hint %s), and the trust policy names no sigstore public_key to verify it with", quote(hint))
+		return none, time.Time{}, unlisted{fmt.Errorf("the bundle is signed with a public key (hint %s), and the trust policy names no sigstore public_key to verify it with", quote(hint))}
 	}
 	opts := []verify.VerifierOption{verify.WithObserverTimestamps(1)}
 	if len(b.GetVerificationMaterial().GetTlogEntries()) > 0 {
@@ -195,11 +200,24 @@ func verifyKeyBundle(b *bundle.Bundle, hint string, artefact verify.ArtifactPoli
 		}
 		return SigstoreSigner{Subject: "key:" + k.KeyID}, signedAt(res), nil
 	}
+	err := fmt.Errorf("the bundle does not verify with any of the trust policy's %d public keys: %s", len(try), strings.Join(errs, "; "))
 	if len(try) == 1 {
-		return none, time.Time{}, fmt.Errorf("the bundle does not verify with public key %s", errs[0])
+		err = fmt.Errorf("the bundle does not verify with public key %s", errs[0])
 	}
-	return none, time.Time{}, fmt.Errorf("the bundle does not verify with any of the trust policy's %d public keys: %s", len(try), strings.Join(errs, "; "))
+	if len(first) == 0 {
+		// The hint names none of the policy's keys, and none verifies:
+		// a key the policy does not list, as far as anyone can tell
+		// without it.
+		err = unlisted{err}
+	}
+	return none, time.Time{}, err
 }
+
+// unlisted is an error of a bundle by a key the trust policy does not
+// list: its text as it is, and errors.Is(err, errUnlistedKey).
+type unlisted struct{ error }
+
+func (unlisted) Is(target error) bool { return target == errUnlistedKey }
 
 // keyTrust is trusted material whose one public key is key, whatever the
 // bundle's hint says.

@@ -288,8 +288,10 @@ func TestSigstoreKeyBasedApproval(t *testing.T) {
 	wantRun(t, "show", code, out, errb, exitOK, fx.lockPath+": approved by "+signer+" (1 of 1 required")
 
 	code, out, errb = runMcpform(t, "verify", "-lock", fx.lockPath, "-trust", other)
+	// A key the trust file does not list cannot be verified without it:
+	// the signature does not count (not-allowed), and is not called forged.
 	wantRun(t, "verify, another key", code, out, errb, verifyLockProblem,
-		fx.lockPath+" is not approved: invalid signatures", "invalid: the bundle does not verify with public key SHA256:")
+		fx.lockPath+" is not approved: not approved: 0 of 1 required approvals", "not-allowed: the bundle does not verify with public key SHA256:")
 	if strings.Contains(out+errb, "approved by") {
 		t.Errorf("verify, another key: says approved by\n%s%s", out, errb)
 	}

@@ -63,8 +63,13 @@ type Response struct {
 	Final  bool
 	Error  *mcp.RPCError
 	// Refused marks a tool error result mcpform wrote itself (a call it
-	// refused), so that the audit log tells it from the server's errors.
+	// refused, or a result it withheld), so that the audit log tells it
+	// from the server's errors.
 	Refused bool
+	// Withheld is the server's result that this tool error replaces, when
+	// it broke the tool's locked outputSchema (chain_results.go): the
+	// audit log records its digest.
+	Withheld []byte
 }
 
 // Reply delivers a request's outcome, exactly once: a Response, or an error
@@ -97,11 +102,15 @@ type Middleware func(Handler) Handler
 //     refused;
 //  4. tasks (chain_tasks.go): the task methods name only the tasks this
 //     run's calls created, and tasks/result is about the task's tool;
-//  5. Options.Middlewares, in order: the place of the taint gate
+//  5. results (chain_results.go, with package enforce): on the way back, a
+//     tools/call result (a tasks/result too) of a tool with a locked
+//     outputSchema must carry structuredContent that satisfies it, or is
+//     withheld and replaced by a tool error;
+//  6. Options.Middlewares, in order: the place of the taint gate
 //     (taintgate.go). It comes after enforce, so it sees only calls that
 //     would be forwarded: a user is never asked to approve a call that
 //     enforce then refuses, and a refused source call taints nothing;
-//  6. the terminal handler (serve.go): answers initialize,
+//  7. the terminal handler (serve.go): answers initialize,
 //     server/discover, ping and the lists from the lock, and sends
 //     everything else upstream.
 func (p *proxy) chain(extra []Middleware) Handler {
@@ -110,6 +119,7 @@ func (p *proxy) chain(extra []Middleware) Handler {
 		quarantineLink{state: &p.state, wait: p.opts.StartTimeout + time.Second}.wrap,
 		enforceLink{checker: p.checker}.wrap,
 		tasksLink{tasks: &p.tasks}.wrap,
+		resultsLink{checker: p.checker}.wrap,
 	}
 	return wrap(p.terminal, append(links, extra...)...)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpform/mcpform/internal/mutation"
+	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
 	"github.com/mcpform/mcpform/runtime/audit"
 )
@@ -65,6 +66,15 @@ func (l auditLink) outcome(req *Request, id, item string, resp *Response, err er
 		out.Outcome = fmt.Sprintf("error %d", resp.Error.Code)
 	case localMethods[req.Method]:
 		return nil
+	case resp.Withheld != nil:
+		// The server answered, and the answer broke the locked output
+		// schema: its digest, never its content, is what the log keeps.
+		out.Outcome = "withheld"
+		digest, err := lock.DigestStrict(resp.Withheld)
+		if err != nil {
+			digest = "invalid"
+		}
+		out.Detail = "the result does not match the locked output schema; result " + digest
 	case resp.Refused:
 		out.Outcome = "refused"
 	case string(find(resp.Result, "isError")) == "true":

@@ -20,6 +20,7 @@ cd "$(dirname "$0")/.."
 mutations=(
   "lockserve|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
   "argcheck|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
+  "outputcheck|./internal/proxymodel ./runtime ./runtime/enforce ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestCheckResult|TestHostileModes)\$"
   "casekeys|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestProxySeeds|TestTranscripts|TestHostileModes)\$"
   "inputrequests|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
   "quarantine|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"

@@ -9,6 +9,7 @@
 //
 //	lockserve   answer list requests with the server's own lists instead of the lock's
 //	argcheck    skip the check of arguments against the locked input schema
+//	outputcheck  forward tools/call results unchecked against the locked output schema
 //	casekeys    let wrong-case twins of protocol and argument keys through
 //	inputrequests  pass a 2026-07-28 server's input_required requests unchecked
 //	quarantine  never quarantine a drifted server

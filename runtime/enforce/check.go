@@ -43,15 +43,16 @@ func refuse(code int64, msg string) *Refusal { return &Refusal{Code: code, Messa
 
 func toolRefusal(msg string) *Refusal { return &Refusal{Message: msg, Tool: true} }
 
-// Checker holds one lock entry and the input schemas compiled from it, each
-// on its tool's first call. It is safe for concurrent use.
+// Checker holds one lock entry and the input and output schemas compiled
+// from it, each on its tool's first call. It is safe for concurrent use.
 type Checker struct {
 	entry   *lock.Entry
 	schemas schemaCache
+	outputs schemaCache
 }
 
 // New returns the checker for e, a verified lock entry.
-func New(e *lock.Entry) *Checker { return &Checker{entry: e} }
+func New(e *lock.Entry) *Checker { return &Checker{entry: e, outputs: schemaCache{output: true}} }
 
 // Check returns why c may not go to the server, or nil: only locked items,
 // tools/call arguments that satisfy the locked input schema (no unknown,
@@ -195,6 +196,65 @@ func (k *Checker) checkToolCall(c *Call) *Refusal {
 	}
 	if err := schema.validate(args); err != nil {
 		return toolRefusal(fmt.Sprintf("mcpform refused the call to %q: the arguments do not match the locked input schema: %v", escape.String(c.Item), err))
+	}
+	return nil
+}
+
+// HasOutputSchema reports whether the locked tool declares an outputSchema
+// (present and not null): only its results are CheckResult's to see.
+func (k *Checker) HasOutputSchema(tool string) bool {
+	item, ok := k.entry.Find(lock.Tools, tool)
+	if !ok {
+		return false
+	}
+	v := jsonscan.Find(item.JSON, "outputSchema")
+	return v != nil && string(v) != "null"
+}
+
+// resultKeys are the members of a tools/call result CheckResult reads.
+var resultKeys = keyList("structuredContent", "isError")
+
+// CheckResult returns why result, the server's tools/call result for the
+// locked tool, may not reach the client, or nil. A tool whose locked
+// definition has an outputSchema must return structuredContent (the MCP
+// specification requires it) that satisfies the schema (compiled once per
+// tool, as the input schemas are); a tool error (isError true) need not, and
+// passes as it is. Keys of the result, or of its structuredContent at any
+// depth, that differ only in case from each other or from those two are
+// refused: a client that reads keys regardless of case could take the
+// error flag or the structured content from the twin mcpform did not check.
+// A tool without an outputSchema is not checked. The refusal is a tool
+// error naming the tool and the first violation, escaped (it quotes the
+// server's data).
+func (k *Checker) CheckResult(tool string, result json.RawMessage) *Refusal {
+	if mutation.Off("outputcheck") {
+		return nil
+	}
+	item, ok := k.entry.Find(lock.Tools, tool)
+	if !ok {
+		return nil
+	}
+	if v := jsonscan.Find(item.JSON, "outputSchema"); v == nil || string(v) == "null" {
+		return nil
+	}
+	withheld := func(why string) *Refusal {
+		return toolRefusal(fmt.Sprintf("mcpform withheld the result of %q: %s", escape.String(tool), why))
+	}
+	if key, twin, bad := caseTwin(result, resultKeys); bad {
+		return withheld(fmt.Sprintf("the result holds %q and %q, keys that differ only in case", escape.String(key), escape.String(twin)))
+	}
+	if string(jsonscan.Find(result, "isError")) == "true" {
+		return nil
+	}
+	sc := jsonscan.Find(result, "structuredContent")
+	if sc == nil {
+		return withheld("the locked tool declares an output schema, and the result has no structuredContent")
+	}
+	if key, twin, bad := nestedCaseTwin(sc); bad {
+		return withheld(fmt.Sprintf("its structuredContent holds %q and %q, keys that differ only in case", escape.String(key), escape.String(twin)))
+	}
+	if err := k.outputs.get(tool, item.JSON).validateValue(sc); err != nil {
+		return withheld("its structuredContent does not match the locked output schema: " + err.Error())
 	}
 	return nil
 }

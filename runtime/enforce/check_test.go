@@ -2,6 +2,8 @@ package enforce
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpform/mcpform/lock"
@@ -54,5 +56,78 @@ func TestCheckTasks(t *testing.T) {
 		case c.code != 0 && (r == nil || r.Code != c.code):
 			t.Errorf("%s: %+v; want code %d", c.name, r, c.code)
 		}
+	}
+}
+
+// A tools/call result is checked against the locked outputSchema, under
+// the same draft rules as the input schemas (2020-12 unless $schema says
+// otherwise, nothing loaded from outside the schema); a tool without one,
+// or with null, is not checked, and a tool error passes.
+func TestCheckResult(t *testing.T) {
+	var tools []lock.Item
+	for _, raw := range []string{
+		`{"name":"plain","inputSchema":{"type":"object"}}`,
+		`{"name":"nulled","inputSchema":{"type":"object"},"outputSchema":null}`,
+		`{"name":"count","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"n":{"type":"integer","minimum":0}},"required":["n"]}}`,
+		`{"name":"list","inputSchema":{"type":"object"},"outputSchema":{"type":"array","items":{"type":"string"}}}`,
+		// draft-07: items as an array is a tuple; 2020-12 would refuse the schema (items must be a schema).
+		`{"name":"pair","inputSchema":{"type":"object"},"outputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"array","items":[{"type":"string"},{"type":"integer"}],"additionalItems":false}}`,
+		// 2020-12 by default: prefixItems.
+		`{"name":"pair2020","inputSchema":{"type":"object"},"outputSchema":{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false}}`,
+		`{"name":"remote","inputSchema":{"type":"object"},"outputSchema":{"$ref":"https://example.com/schema.json"}}`,
+	} {
+		it, err := lock.NewItem(lock.Tools, json.RawMessage(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, it)
+	}
+	slices.SortFunc(tools, func(a, b lock.Item) int { return strings.Compare(a.Key, b.Key) }) // as a sealed entry's
+	k := New(&lock.Entry{Capabilities: json.RawMessage(`{"tools":{}}`), Tools: tools})
+	for _, c := range []struct {
+		tool, result string
+		refused      string // "" passes; else a part of the refusal
+	}{
+		{"plain", `{"content":[]}`, ""},
+		{"plain", `{"content":[],"structuredContent":"anything"}`, ""},
+		{"nulled", `{"content":[]}`, ""},
+		{"count", `{"content":[],"structuredContent":{"n":3}}`, ""},
+		{"count", `{"content":[],"structuredContent":{"n":3,"extra":true}}`, ""}, // JSON Schema: open
+		{"count", `{"content":[],"structuredContent":{"n":-1}}`, "at '/n'"},
+		{"count", `{"content":[],"structuredContent":{"n":1.5}}`, "want integer"},
+		{"count", `{"content":[],"structuredContent":null}`, "does not match the locked output schema"},
+		{"count", `{"content":[]}`, "no structuredContent"},
+		{"count", `{"content":[{"type":"text","text":"boom"}],"isError":true}`, ""},
+		{"count", `{"content":[],"isError":false}`, "no structuredContent"},
+		{"count", `{"content":[],"isError":true,"ISERROR":false,"structuredContent":{"n":"x"}}`, "differ only in case"},
+		{"count", `{"content":[],"structuredContent":{"n":1,"N":-1}}`, "differ only in case"},
+		{"count", ` { "content" : [ ] , "structuredContent" : { "n" : 2 } } `, ""},
+		{"list", `{"content":[],"structuredContent":["a","b"]}`, ""},
+		{"list", `{"content":[],"structuredContent":["a",1]}`, "at '/1'"},
+		{"pair", `{"content":[],"structuredContent":["a",1]}`, ""},
+		{"pair", `{"content":[],"structuredContent":["a",1,2]}`, "does not match"},
+		{"pair2020", `{"content":[],"structuredContent":["a",1]}`, ""},
+		{"pair2020", `{"content":[],"structuredContent":[1,"a"]}`, "does not match"},
+		{"remote", `{"content":[],"structuredContent":{}}`, "which mcpform does not load"},
+	} {
+		r := k.CheckResult(c.tool, json.RawMessage(c.result))
+		switch {
+		case c.refused == "" && r != nil:
+			t.Errorf("%s %s: withheld: %s", c.tool, c.result, r.Message)
+		case c.refused != "" && r == nil:
+			t.Errorf("%s %s: passed; want it withheld (%s)", c.tool, c.result, c.refused)
+		case r != nil && (!r.Tool || !strings.Contains(r.Message, c.refused) || !strings.HasPrefix(r.Message, `mcpform withheld the result of "`+c.tool+`"`)):
+			t.Errorf("%s %s: %+v; want a tool error naming the tool and %q", c.tool, c.result, r, c.refused)
+		}
+		if has := k.HasOutputSchema(c.tool); has != (c.tool != "plain" && c.tool != "nulled") {
+			t.Errorf("HasOutputSchema(%s) = %v", c.tool, has)
+		}
+	}
+	// A long string that breaks a pattern is clipped in the message.
+	it, _ := lock.NewItem(lock.Tools, json.RawMessage(`{"name":"p","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"s":{"pattern":"^a$"}}}}`))
+	k = New(&lock.Entry{Tools: []lock.Item{it}})
+	r := k.CheckResult("p", json.RawMessage(`{"structuredContent":{"s":"`+strings.Repeat("x", 100000)+`"}}`))
+	if r == nil || len(r.Message) > 600 || !strings.Contains(r.Message, "clipped") {
+		t.Errorf("a long violation: %v", r)
 	}
 }

@@ -13,11 +13,12 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// schemaCache compiles each tool's locked input schema on its first call and
-// keeps it for the run.
+// schemaCache compiles each tool's locked input schema (or, when output is
+// set, its output schema) on the tool's first call and keeps it for the run.
 type schemaCache struct {
-	mu    sync.Mutex
-	tools map[string]*toolSchema
+	output bool
+	mu     sync.Mutex
+	tools  map[string]*toolSchema
 }
 
 type toolSchema struct {
@@ -55,29 +56,52 @@ func (c *schemaCache) get(name string, tool json.RawMessage) *toolSchema {
 		c.tools[name] = t
 	}
 	c.mu.Unlock()
-	t.once.Do(func() { t.compile(tool) })
+	t.once.Do(func() {
+		if c.output {
+			t.compileOutput(tool)
+		} else {
+			t.compile(tool)
+		}
+	})
 	return t
+}
+
+// compileSchema compiles the schema raw (the tool's member, named what for
+// the messages) as the input and output schemas both are: JSON Schema
+// 2020-12 unless its $schema names another draft (the MCP specification's
+// default), no $ref outside itself.
+func compileSchema(raw []byte, member, what string) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("the locked %s is not JSON: %w", what, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	c.DefaultDraft(jsonschema.Draft2020)
+	url := "mcpform:///" + member + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("the locked %s cannot be used: %w", what, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("the locked %s cannot be compiled: %w", what, err)
+	}
+	return s, nil
+}
+
+// compileOutput compiles the tool's locked output schema: plain JSON
+// Schema, no closed-schema rule (that one is about what reaches the
+// server).
+func (t *toolSchema) compileOutput(tool json.RawMessage) {
+	t.schema, t.err = compileSchema(jsonscan.Find(tool, "outputSchema"), "outputSchema", "output schema")
 }
 
 func (t *toolSchema) compile(tool json.RawMessage) {
 	t.names = schemaProps(tool)
 	raw := jsonscan.Find(tool, "inputSchema")
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	s, err := compileSchema(raw, "inputSchema", "input schema")
 	if err != nil {
-		t.err = fmt.Errorf("the locked input schema is not JSON: %w", err)
-		return
-	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	c.DefaultDraft(jsonschema.Draft2020)
-	const url = "mcpform:///inputSchema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.err = fmt.Errorf("the locked input schema cannot be used: %w", err)
-		return
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		t.err = fmt.Errorf("the locked input schema cannot be compiled: %w", err)
+		t.err = err
 		return
 	}
 	t.schema = s
@@ -124,9 +148,47 @@ func (t *toolSchema) validate(args json.RawMessage) error {
 	return nil
 }
 
-// validationMessage keeps the causes of a validation error (one per line
-// after the first, which names the schema URL), at most five.
-func validationMessage(ve *jsonschema.ValidationError) string {
+// validateValue checks a JSON value (a result's structuredContent) against
+// the schema; the error names the first violation only, clipped, since it
+// quotes the server's data.
+func (t *toolSchema) validateValue(v []byte) error {
+	if t.err != nil {
+		return t.err
+	}
+	if err := t.schema.Validate(instance(v)); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			parts := violations(ve)
+			msg := clip(parts[0], maxViolation)
+			if len(parts) > 1 {
+				msg += fmt.Sprintf(" (and %d more)", len(parts)-1)
+			}
+			return errors.New(escape.String(msg))
+		}
+		return err
+	}
+	return nil
+}
+
+// maxViolation bounds the violation a withheld result's tool error quotes:
+// a pattern's violation quotes the whole string it refused.
+const maxViolation = 300
+
+// clip cuts s to at most n bytes, at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && s[i]&0xc0 == 0x80 {
+		i--
+	}
+	return s[:i] + "… (clipped)"
+}
+
+// violations are the causes of a validation error (one per line after the
+// first, which names the schema URL), or that first line when it has none.
+func violations(ve *jsonschema.ValidationError) []string {
 	lines := strings.Split(ve.Error(), "\n")
 	var parts []string
 	for _, l := range lines[1:] {
@@ -137,6 +199,12 @@ func validationMessage(ve *jsonschema.ValidationError) string {
 	if len(parts) == 0 {
 		parts = lines[:1]
 	}
+	return parts
+}
+
+// validationMessage keeps the causes of a validation error, at most five.
+func validationMessage(ve *jsonschema.ValidationError) string {
+	parts := violations(ve)
 	if len(parts) > 5 {
 		parts = append(parts[:5], fmt.Sprintf("and %d more", len(parts)-5))
 	}

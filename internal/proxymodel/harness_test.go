@@ -33,6 +33,8 @@ var (
 		`{"name":"fetch","description":"Fetch a URL","inputSchema":{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}}`,
 		`{"name":"echo","description":"Echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}`,
 		`{"name":"count","description":"Count","inputSchema":{"type":"object","properties":{"n":{"type":"integer","minimum":0}},"required":["n"]}}`,
+		// A source with an output schema: its results are checked.
+		`{"name":"stats","description":"Word statistics","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}},"outputSchema":` + hostile.StructuredSchema + `}`,
 	}
 	betaTools = []string{
 		`{"name":"send","description":"Send a message","inputSchema":{"type":"object","properties":{"to":{"type":"string"},"body":{"type":"string"}},"required":["to"]}}`,
@@ -61,10 +63,10 @@ func raws(items []string) []json.RawMessage {
 func models() (*pm.Server, *pm.Server) {
 	alpha := &pm.Server{
 		Name:           "alpha",
-		Tools:          map[string]pm.Tool{"fetch": {Required: true, Closed: true}, "echo": {Closed: true}, "count": {Required: true, Closed: true}},
+		Tools:          map[string]pm.Tool{"fetch": {Required: true, Closed: true}, "echo": {Closed: true}, "count": {Required: true, Closed: true}, "stats": {Closed: true, Output: true}},
 		Prompts:        map[string]pm.Prompt{"greet": {Required: true}},
 		Resources:      map[string]bool{"file:///a.txt": true, "file:///docs/readme": true},
-		Sources:        map[string]bool{"fetch": true, "resources:*": true},
+		Sources:        map[string]bool{"fetch": true, "stats": true, "resources:*": true},
 		Sinks:          map[string]bool{"fetch": true},
 		ServerRequests: map[string]bool{"roots/list": true},
 		Lists:          map[string]bool{"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true},
@@ -104,7 +106,7 @@ func newEntry(name, era string) *lock.Entry {
 	lists := [4][]json.RawMessage{}
 	if name == "alpha" {
 		lists = [4][]json.RawMessage{raws(alphaTools), raws(alphaPrompts), raws(alphaResources), raws(alphaTemplates)}
-		e.Policy = &policy.Policy{Taint: &policy.Taint{Sources: []string{"fetch", "resources:*"}, Sinks: []string{"fetch"}}}
+		e.Policy = &policy.Policy{Taint: &policy.Taint{Sources: []string{"fetch", "stats", "resources:*"}, Sinks: []string{"fetch"}}}
 		e.Mcpform = &lock.Settings{ClientCapabilities: json.RawMessage(`{"roots":{}}`)}
 	} else {
 		lists[0] = raws(betaTools)

@@ -12,11 +12,14 @@ const (
 	CodeQuarantined    = -32002
 )
 
-// Tool is a locked tool as the model sees its input schema.
+// Tool is a locked tool as the model sees its schemas.
 type Tool struct {
-	// Required: the schema requires an argument. Closed: it names its
-	// properties and allows no others.
+	// Required: the input schema requires an argument. Closed: it names
+	// its properties and allows no others.
 	Required, Closed bool
+	// Output: the locked tool has an outputSchema (hostile.StructuredSchema),
+	// which only the "structured" action's result satisfies.
+	Output bool
 }
 
 // Prompt is a locked prompt: whether it has a required argument.
@@ -115,9 +118,10 @@ const (
 	Quarantined              // -32002
 	Ask                      // the user is asked (legacy: elicitation/create; modern: input_required)
 	Gone                     // the server exited: -32603
+	Withheld                 // the server's result broke the locked outputSchema: a tool error from mcpform in its place
 )
 
-var classNames = [...]string{"none", "local", "forward", "refuse", "tool-refuse", "quarantined", "ask", "gone"}
+var classNames = [...]string{"none", "local", "forward", "refuse", "tool-refuse", "quarantined", "ask", "gone", "withheld"}
 
 func (c Class) String() string { return classNames[c] }
 
@@ -340,11 +344,14 @@ type ServerVerdict struct {
 	QuarantineAfter bool
 }
 
-// Server says what must happen to act, done while the server answers a
-// forwarded call, and updates the state. Garbage, smuggled keys, wrong or
+// Server says what must happen to act, done while the server answers msg,
+// a forwarded call, and updates the state. Garbage, smuggled keys, wrong or
 // repeated ids and over-long lines never reach the client (the proxy drops
-// them, and the real answer that follows is passed on).
-func (m *Model) Server(server string, act Act) ServerVerdict {
+// them, and the real answer that follows is passed on). The answer to a
+// tools/call of a tool with a locked outputSchema is withheld unless it is
+// a tool error or carries structuredContent that satisfies the schema.
+func (m *Model) Server(msg Msg, act Act) ServerVerdict {
+	server := msg.Server
 	s := m.Servers[server]
 	v := ServerVerdict{Call: Forward}
 	switch act.Do {
@@ -396,6 +403,17 @@ func (m *Model) Server(server string, act Act) ServerVerdict {
 		// client.
 		m.State.LiveDrifted[server] = true
 	}
+	if v.Call == Forward && !v.Input && msg.Method == "tools/call" && s.Tools[msg.Item].Output {
+		// What the answer is once the requests are over: only a
+		// structured result satisfies the schema; every other action
+		// ends in a result without structuredContent, or a wrong one
+		// (badoutput). A tool error passes as it is.
+		switch act.Do {
+		case "structured", "toolerror":
+		default:
+			v.Call = Withheld
+		}
+	}
 	return v
 }
 
@@ -410,9 +428,12 @@ func (m *Model) allowed(s *Server, method string) bool {
 // Answered records that msg got v (after any approval), so a source result
 // taints the session: any answer of the server's to a source call that is
 // not a JSON-RPC error counts, a tool error included (the proxy cannot tell
-// whether the source's text is in it); mcpform's own refusals do not.
+// whether the source's text is in it), and so does a result withheld for
+// breaking the locked outputSchema (the tool error in its place quotes the
+// first violation, and with it the source's data); mcpform's own refusals
+// of a call do not.
 func (m *Model) Answered(msg Msg, v Verdict) {
-	if v.Class == Forward && m.IsSource(msg) {
+	if (v.Class == Forward || v.Class == Withheld) && m.IsSource(msg) {
 		m.State.Tainted = true
 	}
 }

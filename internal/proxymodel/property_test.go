@@ -247,7 +247,7 @@ func genStep(r *rand.Rand, two bool) Step {
 	}
 	st := Step{Msg: pm.Msg{Server: server}}
 	m := &st.Msg
-	tools := map[string][]string{"alpha": {"fetch", "echo", "count"}, "beta": {"send", "echo", "open"}}[server]
+	tools := map[string][]string{"alpha": {"fetch", "echo", "count", "stats"}, "beta": {"send", "echo", "open"}}[server]
 	switch k := r.Intn(100); {
 	case k < 40:
 		m.Method, m.Item = "tools/call", pick(r, tools...)
@@ -291,7 +291,8 @@ func genStep(r *rand.Rand, two bool) Step {
 	case k < 51:
 		st.Act = pm.Act{Do: pick(r, "srvreq", "mrtr"), Method: pick(r, "sampling/createMessage", "elicitation/create", "roots/list", "roots/list", "tools/call")}
 	default:
-		st.Act = pm.Act{Do: pick(r, "garbage", "dupkeys", "casekeys", "wrongid", "repeat", "huge", "progress", "drift", "nodrift", "silentdrift", "inject")}
+		st.Act = pm.Act{Do: pick(r, "garbage", "dupkeys", "casekeys", "wrongid", "repeat", "huge", "progress", "drift", "nodrift", "silentdrift", "inject",
+			"structured", "structured", "badoutput", "badoutput", "toolerror")}
 	}
 	if r.Intn(10) < 4 {
 		st.Answer = pm.AnswerDecline
@@ -307,6 +308,7 @@ var argsTable = map[string]map[pm.Args]string{
 	"count": {pm.ArgsGood: `{"n":3}`, pm.ArgsBadType: `{"n":-1}`, pm.ArgsExtra: `{"n":3,"m":4}`, pm.ArgsMissing: `{}`, pm.ArgsCaseTwin: `{"n":3,"N":-5}`},
 	"send":  {pm.ArgsGood: `{"to":"bob@example.com","body":"hello"}`, pm.ArgsBadType: `{"to":["a"]}`, pm.ArgsExtra: `{"to":"a","bcc":"evil@example.com"}`, pm.ArgsMissing: `{"body":"x"}`, pm.ArgsCaseTwin: `{"to":"bob@example.com","TO":"evil@example.com"}`},
 	"open":  {pm.ArgsGood: `{"path":"/safe/notes"}`, pm.ArgsBadType: `{"path":"/etc/shadow"}`, pm.ArgsExtra: `{"path":"/safe/x","mode":"r"}`, pm.ArgsMissing: `{"mode":"r"}`, pm.ArgsCaseTwin: `{"path":"/safe/x","PATH":"/etc/shadow"}`},
+	"stats": {pm.ArgsGood: `{"q":"a b"}`, pm.ArgsBadType: `{"q":7}`, pm.ArgsExtra: `{"q":"a","limit":3}`, pm.ArgsMissing: `{}`, pm.ArgsCaseTwin: `{"q":"a","Q":"b"}`},
 	"greet": {pm.ArgsGood: `{"who":"bob"}`, pm.ArgsBadType: `{"who":5}`, pm.ArgsExtra: `{"who":"bob","x":"y"}`, pm.ArgsMissing: `{}`, pm.ArgsCaseTwin: `{"who":"bob","WHO":"eve"}`},
 }
 
@@ -653,6 +655,8 @@ func (o *observed) classify(f *frame, method string) {
 	switch {
 	case r.ResultType == "input_required" && strings.HasPrefix(r.RequestState, "mcpform-taint"):
 		o.class, o.state = pm.Ask, r.RequestState
+	case r.IsError && strings.HasPrefix(o.text, "mcpform withheld the result"):
+		o.class = pm.Withheld
 	case r.IsError && strings.HasPrefix(o.text, "mcpform"):
 		o.class = pm.ToolRefuse
 	case localMethods[method]:
@@ -701,7 +705,7 @@ func (h *harness) run(sessionID string, s *Session) (err error) {
 		v := effective(sim, st)
 		if v.Class == pm.Forward {
 			queues[st.Msg.Server] = append(queues[st.Msg.Server], hostile.Action{Do: st.Act.Do, Method: st.Act.Method})
-			sv := sim.Server(st.Msg.Server, st.Act)
+			sv := sim.Server(st.Msg, st.Act)
 			if sv.Call != pm.Forward {
 				v = pm.Verdict{Class: sv.Call, Code: sv.Code}
 			}
@@ -875,7 +879,7 @@ func (h *harness) step(s *Session, m *pm.Model, c *conn, i int, st Step, newID f
 	var sv pm.ServerVerdict
 	reached := want.Class == pm.Forward // the server gets the call, whatever it does then
 	if reached {
-		sv = m.Server(st.Msg.Server, st.Act)
+		sv = m.Server(st.Msg, st.Act)
 		if sv.Call != pm.Forward {
 			want = pm.Verdict{Class: sv.Call, Code: sv.Code}
 		}

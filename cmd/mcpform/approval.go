@@ -4,7 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -31,13 +31,20 @@ func trustPolicy(io *stdio, flagValue string) (*approval.Policy, error) {
 	return approval.LoadPolicy(path)
 }
 
+// maxLockFile bounds the lock readLockFile reads, as sniffMax does a plan.
+const maxLockFile = 256 << 20
+
 // readLockFile reads the lock at path once and parses those bytes, so the
-// signatures are checked over exactly the lock that is used.
+// signatures are checked over exactly the lock that is used. Whoever
+// writes the repository writes mcp.lock: anything but a regular file (a
+// FIFO, a symlink to /dev/zero or /dev/stdin) is refused unread.
 func readLockFile(path string) (*lock.File, []byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := approval.ReadRegular(path, maxLockFile)
 	if err != nil {
-		if _, lerr := lock.Load(path); lerr != nil {
-			err = lerr // its message says what to do
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, lerr := lock.Load(path); lerr != nil {
+				err = lerr // its message says what to do
+			}
 		}
 		return nil, nil, err
 	}

@@ -2,6 +2,8 @@ package approval
 
 import (
 	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -64,6 +66,9 @@ type Finding struct {
 	Status Status
 	// Reason says why the signature does not count; "" when it does.
 	Reason string
+	// keyID is the approved signature's key, the same whichever form
+	// (SSH or Sigstore) it signed in; "" unless it is Approved.
+	keyID string
 }
 
 // Report is the outcome of Check.
@@ -124,10 +129,10 @@ func Check(payload []byte, f *File, pol *Policy, o CheckOptions) *Report {
 			}
 		}
 		if fd.Status == Approved {
-			keyID := s.Kind + " " + s.Key
-			if s.Kind == KindSigstore {
-				keyID = s.Kind + " " + s.Key + " " + fd.Signer
-			}
+			// One key counts once, even listed both in allowed_signers
+			// and as a sigstore public_key (a hardware key used for SSH
+			// and cosign): its holder is one approver.
+			keyID := fd.keyID
 			if n, ok := keysSeen[keyID]; ok {
 				fd.Status, fd.Reason = Duplicate, fmt.Sprintf("signature %d is by the same key", n)
 			} else if n, ok := signersSeen[fd.Signer]; ok {
@@ -175,7 +180,7 @@ func checkSSH(fd *Finding, payload []byte, pol *Policy, now time.Time) {
 			continue
 		}
 		if line.validAt(now) {
-			fd.Status = Approved
+			fd.Status, fd.keyID = Approved, sshKeyID(key)
 			return
 		}
 		expired = line
@@ -228,9 +233,26 @@ func checkSigstore(fd *Finding, sum []byte, pol *Policy, trusted root.TrustedMat
 	}
 	for _, id := range pol.Sigstore {
 		if id.allows(signer) {
-			fd.Status = Approved
+			fd.Status, fd.keyID = Approved, KindSigstore+" "+signer.Issuer+" "+signer.Subject
+			if signer.Issuer == "" {
+				fd.keyID = signer.Subject // "key:SHA256:…", as sshKeyID names an SSH key
+			}
 			return
 		}
 	}
 	fd.Status, fd.Reason = NotAllowed, "no sigstore block of the trust file names this issuer and subject"
+}
+
+// sshKeyID names an SSH key as a key-based Sigstore signer is named
+// ("key:" and ParsePublicKey's KeyID, the SHA-256 of the key's PKIX DER
+// form), so that the same key is one signer in either form; a key with no
+// PKIX form is named by its SSH fingerprint.
+func sshKeyID(key ssh.PublicKey) string {
+	if ck, ok := key.(ssh.CryptoPublicKey); ok {
+		if der, err := x509.MarshalPKIXPublicKey(ck.CryptoPublicKey()); err == nil {
+			sum := sha256.Sum256(der)
+			return "key:SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:])
+		}
+	}
+	return KindSSH + " " + ssh.FingerprintSHA256(key)
 }

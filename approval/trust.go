@@ -254,12 +254,18 @@ func readTrusted(path string) ([]byte, error) {
 func (p *Policy) possibleSigners() (n int, bounded bool) {
 	keys := map[string]bool{}
 	for _, s := range p.Signers {
-		keys[s.Fingerprint] = true
+		keys[sshKeyID(s.Key)] = true
 	}
+	n = 0
 	for _, id := range p.Sigstore {
-		if id.SubjectRegex != nil {
+		switch {
+		case id.SubjectRegex != nil:
 			return 0, false
+		case id.PublicKey != nil:
+			keys["key:"+id.KeyID] = true // an SSH key listed again counts once
+		default:
+			n++
 		}
 	}
-	return len(keys) + len(p.Sigstore), true
+	return len(keys) + n, true
 }

@@ -19,13 +19,24 @@ import (
 // newBenchClient drives an in-process proxy over pipes, as proxybench does
 // the real binary.
 func newBenchClient(b *testing.B, tools int) (*benchclient.Client, func()) {
+	return newBenchClientWith(b, tools, "", nil)
+}
+
+// newBenchClientWith is newBenchClient whose tools have the output schema
+// output (none when "") and whose server answers every tools/call with
+// result (its own echo when nil).
+func newBenchClientWith(b *testing.B, tools int, output string, result json.RawMessage) (*benchclient.Client, func()) {
 	b.Helper()
 	dir := b.TempDir()
 	var list []json.RawMessage
 	for i := 0; i < tools; i++ {
-		list = append(list, json.RawMessage(`{"name":"tool-`+strconv.Itoa(i)+`","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`))
+		list = append(list, json.RawMessage(benchTool(i, output)))
 	}
-	raw, _ := json.Marshal(map[string]any{"era": "legacy", "tools": list})
+	spec := map[string]any{"era": "legacy", "tools": list}
+	if result != nil {
+		spec["on"] = map[string]any{"tools/call": map[string]any{"do": "result", "result": result}}
+	}
+	raw, _ := json.Marshal(spec)
 	cfgPath := filepath.Join(dir, "upstream.json")
 	cfg := writeUpstream(b, raw, cfgPath, "")
 	auditLog, err := audit.Open(filepath.Join(dir, "audit.jsonl"))
@@ -54,6 +65,43 @@ func newBenchClient(b *testing.B, tools int) (*benchclient.Client, func()) {
 }
 
 const benchCall = `{"name":"tool-1","arguments":{"text":"hello"}}`
+
+// benchTool is the definition of the bench's tool i, with the output
+// schema output when it is not "".
+func benchTool(i int, output string) string {
+	t := `{"name":"tool-` + strconv.Itoa(i) + `","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`
+	if output != "" {
+		t += `,"outputSchema":` + output
+	}
+	return t + "}"
+}
+
+// The structured result the output benchmarks answer with, and the schema
+// it satisfies.
+const (
+	benchOutputSchema = `{"type":"object","properties":{"count":{"type":"integer","minimum":0},"label":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["count","label"]}`
+	benchStructured   = `{"content":[{"type":"text","text":"{\"count\":2,\"label\":\"hello\",\"tags\":[\"a\",\"b\"]}"}],"structuredContent":{"count":2,"label":"hello","tags":["a","b"]}}`
+)
+
+// BenchmarkProxyToolsCallStructured is BenchmarkProxyToolsCall answered
+// with a structuredContent result, side by side: schema=none locks the
+// tools without an outputSchema (the result is not checked), schema=output
+// with one (the result is validated against it).
+func BenchmarkProxyToolsCallStructured(b *testing.B) {
+	for _, c := range []struct{ name, output string }{{"none", ""}, {"output", benchOutputSchema}} {
+		b.Run("schema="+c.name, func(b *testing.B) {
+			cl, stop := newBenchClientWith(b, 1000, c.output, json.RawMessage(benchStructured))
+			defer stop()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := cl.Call("tools/call", benchCall); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
 
 // BenchmarkProxyToolsCall is one tools/call round trip through the proxy
 // (in-process) to the test server, one at a time; BenchmarkProxyToolsCall64
@@ -96,11 +144,25 @@ func BenchmarkProxyToolsCall64(b *testing.B) {
 // them (one append and two writes per burst).
 func BenchmarkMessagePath(b *testing.B) {
 	for _, burst := range []int{1, 64} {
-		b.Run("burst="+strconv.Itoa(burst), func(b *testing.B) { benchMessagePath(b, burst) })
+		b.Run("burst="+strconv.Itoa(burst), func(b *testing.B) { benchMessagePath(b, burst, "", `{"content":[{"type":"text","text":"ok"}]}`) })
 	}
 }
 
-func benchMessagePath(b *testing.B, burst int) {
+// BenchmarkMessagePathStructured is BenchmarkMessagePath for a call
+// answered with structuredContent, side by side: schema=none locks the tool
+// without an outputSchema, schema=output with one, which the result is
+// validated against on its way back.
+func BenchmarkMessagePathStructured(b *testing.B) {
+	for _, c := range []struct{ name, output string }{{"none", ""}, {"output", benchOutputSchema}} {
+		for _, burst := range []int{1, 64} {
+			b.Run("schema="+c.name+"/burst="+strconv.Itoa(burst), func(b *testing.B) { benchMessagePath(b, burst, c.output, benchStructured) })
+		}
+	}
+}
+
+// benchMessagePath measures the message path for tools with the output
+// schema output ("": none) answered with result.
+func benchMessagePath(b *testing.B, burst int, output, result string) {
 	e := &lock.Entry{
 		Command:         []string{"unused"},
 		ProtocolVersion: "2025-11-25",
@@ -108,7 +170,7 @@ func benchMessagePath(b *testing.B, burst int) {
 		Capabilities:    json.RawMessage(`{"tools":{}}`),
 	}
 	for i := 0; i < 1000; i++ {
-		it, err := lock.NewItem(lock.Tools, json.RawMessage(`{"name":"tool-`+strconv.Itoa(i)+`","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`))
+		it, err := lock.NewItem(lock.Tools, json.RawMessage(benchTool(i, output)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -150,7 +212,9 @@ func benchMessagePath(b *testing.B, burst int) {
 		for i := range reqs {
 			resp = append(resp[:0], `{"jsonrpc":"2.0","id":`...)
 			resp = strconv.AppendInt(resp, first+int64(i), 10)
-			resp = append(resp, `,"result":{"content":[{"type":"text","text":"ok"}]}}`...)
+			resp = append(resp, `,"result":`...)
+			resp = append(resp, result...)
+			resp = append(resp, '}')
 			conn.Handle(resp)
 		}
 		p.out.Release()

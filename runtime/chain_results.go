@@ -35,8 +35,8 @@ func (l resultsLink) wrap(next Handler) Handler {
 		}
 		asTask := req.Method == "tools/call" && find(req.Params, "task") != nil
 		next(ctx, req, func(resp *Response, err error) {
-			if err == nil && resp != nil && resp.Error == nil && !resp.Refused && resultType(resp.Result) != "input_required" &&
-				!(asTask && find(resp.Result, "task") != nil) {
+			// CheckResult passes an input_required result itself.
+			if err == nil && resp != nil && resp.Error == nil && !resp.Refused && !(asTask && find(resp.Result, "task") != nil) {
 				if r := l.checker.CheckResult(req.Item, resp.Result); r != nil {
 					resp = withheld(r, resp.Result)
 				}

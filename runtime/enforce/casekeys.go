@@ -36,7 +36,11 @@ func keyList(keys ...string) [][]byte {
 // what it returns.
 func caseTwin(obj []byte, known [][]byte) (key, twin string, found bool) {
 	var ms [16]jsonscan.Member
-	list := jsonscan.Members(ms[:0], obj)
+	return memberCaseTwin(jsonscan.Members(ms[:0], obj), known)
+}
+
+// memberCaseTwin is caseTwin for an object's members, already listed.
+func memberCaseTwin(list []jsonscan.Member, known [][]byte) (key, twin string, found bool) {
 	var buf [16][]byte
 	names := buf[:0]
 	for _, m := range list {

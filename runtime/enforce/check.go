@@ -202,58 +202,76 @@ func (k *Checker) checkToolCall(c *Call) *Refusal {
 
 // HasOutputSchema reports whether the locked tool declares an outputSchema
 // (present and not null): only its results are CheckResult's to see.
-func (k *Checker) HasOutputSchema(tool string) bool {
+func (k *Checker) HasOutputSchema(tool string) bool { return k.outputSchema(tool) != nil }
+
+// outputSchema returns the locked tool's output schema, compiled on first
+// use, or nil when the tool is not locked or declares none.
+func (k *Checker) outputSchema(tool string) *toolSchema {
+	if t := k.outputs.lookup(tool); t != nil {
+		return t.present()
+	}
 	item, ok := k.entry.Find(lock.Tools, tool)
 	if !ok {
-		return false
+		return nil // not kept: only locked names are
 	}
-	v := jsonscan.Find(item.JSON, "outputSchema")
-	return v != nil && string(v) != "null"
+	return k.outputs.get(tool, item.JSON).present()
 }
 
 // resultKeys are the members of a tools/call result CheckResult reads.
-var resultKeys = keyList("structuredContent", "isError")
+var resultKeys = keyList("structuredContent", "isError", "resultType")
 
 // CheckResult returns why result, the server's tools/call result for the
 // locked tool, may not reach the client, or nil. A tool whose locked
 // definition has an outputSchema must return structuredContent (the MCP
 // specification requires it) that satisfies the schema (compiled once per
-// tool, as the input schemas are); a tool error (isError true) need not, and
-// passes as it is. Keys of the result, or of its structuredContent at any
-// depth, that differ only in case from each other or from those two are
-// refused: a client that reads keys regardless of case could take the
-// error flag or the structured content from the twin mcpform did not check.
-// A tool without an outputSchema is not checked. The refusal is a tool
-// error naming the tool and the first violation, escaped (it quotes the
-// server's data).
+// tool, as the input schemas are); a tool error (isError true) need not,
+// and passes as it is, and so does a 2026-07-28 input_required result,
+// which is no result yet. Keys of the result, or of its structuredContent
+// at any depth, that differ only in case from each other or from those it
+// reads are refused: a client that reads keys regardless of case could take
+// the error flag or the structured content from the twin mcpform did not
+// check. A tool without an outputSchema is not checked. The refusal is a
+// tool error naming the tool and the first violation, escaped (it quotes
+// the server's data).
 func (k *Checker) CheckResult(tool string, result json.RawMessage) *Refusal {
 	if mutation.Off("outputcheck") {
 		return nil
 	}
-	item, ok := k.entry.Find(lock.Tools, tool)
-	if !ok {
-		return nil
-	}
-	if v := jsonscan.Find(item.JSON, "outputSchema"); v == nil || string(v) == "null" {
+	schema := k.outputSchema(tool)
+	if schema == nil {
 		return nil
 	}
 	withheld := func(why string) *Refusal {
 		return toolRefusal(fmt.Sprintf("mcpform withheld the result of %q: %s", escape.String(tool), why))
 	}
-	if key, twin, bad := caseTwin(result, resultKeys); bad {
+	// One pass over the result's members: it may be large, and only its
+	// top level is read here.
+	var ms [16]jsonscan.Member
+	list := jsonscan.Members(ms[:0], result)
+	if key, twin, bad := memberCaseTwin(list, resultKeys); bad {
 		return withheld(fmt.Sprintf("the result holds %q and %q, keys that differ only in case", escape.String(key), escape.String(twin)))
 	}
-	if string(jsonscan.Find(result, "isError")) == "true" {
+	var sc, isError, resultType []byte
+	for _, m := range list {
+		switch string(keyBytes(m.Key)) {
+		case "structuredContent":
+			sc = m.Value
+		case "isError":
+			isError = m.Value
+		case "resultType":
+			resultType = m.Value
+		}
+	}
+	if string(isError) == "true" || string(resultType) == `"input_required"` {
 		return nil
 	}
-	sc := jsonscan.Find(result, "structuredContent")
 	if sc == nil {
 		return withheld("the locked tool declares an output schema, and the result has no structuredContent")
 	}
 	if key, twin, bad := nestedCaseTwin(sc); bad {
 		return withheld(fmt.Sprintf("its structuredContent holds %q and %q, keys that differ only in case", escape.String(key), escape.String(twin)))
 	}
-	if err := k.outputs.get(tool, item.JSON).validateValue(sc); err != nil {
+	if err := schema.validateValue(sc); err != nil {
 		return withheld("its structuredContent does not match the locked output schema: " + err.Error())
 	}
 	return nil

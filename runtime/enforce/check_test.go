@@ -131,3 +131,24 @@ func TestCheckResult(t *testing.T) {
 		t.Errorf("a long violation: %v", r)
 	}
 }
+
+// BenchmarkCheckResult is the output schema check of one structured result
+// (the schema compiled once, before the loop), as the results link makes it.
+func BenchmarkCheckResult(b *testing.B) {
+	it, err := lock.NewItem(lock.Tools, json.RawMessage(`{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"count":{"type":"integer","minimum":0},"label":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["count","label"]}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	k := New(&lock.Entry{Tools: []lock.Item{it}})
+	res := json.RawMessage(`{"content":[{"type":"text","text":"{\"count\":2,\"label\":\"hello\",\"tags\":[\"a\",\"b\"]}"}],"structuredContent":{"count":2,"label":"hello","tags":["a","b"]}}`)
+	if r := k.CheckResult("t", res); r != nil {
+		b.Fatal(r.Message)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if k.CheckResult("t", res) != nil {
+			b.Fatal("withheld")
+		}
+	}
+}

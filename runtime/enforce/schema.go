@@ -23,6 +23,7 @@ type schemaCache struct {
 
 type toolSchema struct {
 	once   sync.Once
+	tool   json.RawMessage // the definition, until compiled
 	schema *jsonschema.Schema
 	err    error
 	// closed: the schema names its properties and says nothing about
@@ -35,6 +36,9 @@ type toolSchema struct {
 	// names are the properties the schema names at its top level, for
 	// argumentCase.
 	names [][]byte
+	// absent: an output schema cache's tool declares no outputSchema
+	// (or null).
+	absent bool
 }
 
 // noLoader refuses every $ref outside the schema: a locked schema must not
@@ -45,6 +49,25 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("schema references %q outside itself, which mcpform does not load", escape.String(url))
 }
 
+// lookup returns the tool's entry if get made it, compiled, else nil.
+func (c *schemaCache) lookup(name string) *toolSchema {
+	c.mu.Lock()
+	t := c.tools[name]
+	c.mu.Unlock()
+	if t != nil {
+		c.ready(t)
+	}
+	return t
+}
+
+// present returns t, or nil when the tool has no output schema.
+func (t *toolSchema) present() *toolSchema {
+	if t.absent {
+		return nil
+	}
+	return t
+}
+
 func (c *schemaCache) get(name string, tool json.RawMessage) *toolSchema {
 	c.mu.Lock()
 	if c.tools == nil {
@@ -52,18 +75,24 @@ func (c *schemaCache) get(name string, tool json.RawMessage) *toolSchema {
 	}
 	t := c.tools[name]
 	if t == nil {
-		t = &toolSchema{}
+		t = &toolSchema{tool: tool}
 		c.tools[name] = t
 	}
 	c.mu.Unlock()
+	c.ready(t)
+	return t
+}
+
+// ready compiles t's schema from its tool's definition, once.
+func (c *schemaCache) ready(t *toolSchema) {
 	t.once.Do(func() {
 		if c.output {
-			t.compileOutput(tool)
+			t.compileOutput(t.tool)
 		} else {
-			t.compile(tool)
+			t.compile(t.tool)
 		}
+		t.tool = nil
 	})
-	return t
 }
 
 // compileSchema compiles the schema raw (the tool's member, named what for
@@ -93,7 +122,12 @@ func compileSchema(raw []byte, member, what string) (*jsonschema.Schema, error) 
 // Schema, no closed-schema rule (that one is about what reaches the
 // server).
 func (t *toolSchema) compileOutput(tool json.RawMessage) {
-	t.schema, t.err = compileSchema(jsonscan.Find(tool, "outputSchema"), "outputSchema", "output schema")
+	raw := jsonscan.Find(tool, "outputSchema")
+	if raw == nil || string(raw) == "null" {
+		t.absent = true
+		return
+	}
+	t.schema, t.err = compileSchema(raw, "outputSchema", "output schema")
 }
 
 func (t *toolSchema) compile(tool json.RawMessage) {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"regexp"
@@ -165,9 +164,9 @@ func printable(s string) bool {
 // Load reads the signature file at path; a missing file is an empty one.
 // Whoever writes the repository writes mcp.lock.sig: a symlink to
 // /dev/zero, to /dev/stdin (run's client stream) or a FIFO is refused
-// before it is opened or read (ReadRegular).
+// before it is opened or read (lockedfile.ReadRegular).
 func Load(path string) (*File, error) {
-	data, err := ReadRegular(path, maxFile)
+	data, err := lockedfile.ReadRegular(path, maxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &File{Version: FileVersion}, nil
 	}
@@ -181,42 +180,6 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
-// ReadRegular reads the file at path, which whoever writes the repository
-// may have placed (a lock, its signature file), refusing anything but a
-// regular file (a symlink is followed to one) before opening it, and a
-// file of more than limit bytes before reading it: a FIFO would block the
-// open, and /dev/zero or /dev/stdin would be read without end. A missing
-// file is an error wrapping fs.ErrNotExist.
-func ReadRegular(path string, limit int64) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s); refusing to read it", path, st.Mode().Type())
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s); refusing to read it", path, fi.Mode().Type())
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return data, nil
-}
 
 // Marshal writes f as indented JSON, a signature per element.
 func Marshal(f *File) ([]byte, error) {

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"math"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpform/mcpform/internal/lockedfile"
 	"github.com/mcpform/mcpform/internal/strictjson"
 	"github.com/mcpform/mcpform/policy"
 )
@@ -53,10 +53,16 @@ func (errNoLock) Error() string {
 
 func (errNoLock) Is(target error) bool { return target == fs.ErrNotExist }
 
+// MaxFileSize bounds the lock file Load reads (a lock of 10 servers ×
+// 1,000 tools is 10 MB).
+const MaxFileSize = 256 << 20
+
 // Load reads and fully verifies the lock at path. Any problem refuses the
 // whole file.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	// Only a regular file: a FIFO or a link to /dev/zero committed as
+	// mcp.lock must not hang or exhaust the reader.
+	data, err := lockedfile.ReadRegular(path, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &Error{File: path, Err: errNoLock{}}

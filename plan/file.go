@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 
 	"github.com/mcpform/mcpform/internal/lockedfile"
@@ -111,7 +110,7 @@ func Save(path string, p *Plan) error {
 // that the planned lock verifies; whether the plan is stale is apply's to
 // decide.
 func ReadFile(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	data, err := lockedfile.ReadRegular(path, lock.MaxFileSize*2)
 	if err != nil {
 		return nil, fmt.Errorf("reading the saved plan: %w", err)
 	}

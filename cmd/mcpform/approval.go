@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpform/mcpform/approval"
+	"github.com/mcpform/mcpform/internal/lockedfile"
 	"github.com/mcpform/mcpform/internal/mutation"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/pins/provenance"
@@ -31,15 +32,12 @@ func trustPolicy(io *stdio, flagValue string) (*approval.Policy, error) {
 	return approval.LoadPolicy(path)
 }
 
-// maxLockFile bounds the lock readLockFile reads, as sniffMax does a plan.
-const maxLockFile = 256 << 20
-
 // readLockFile reads the lock at path once and parses those bytes, so the
 // signatures are checked over exactly the lock that is used. Whoever
 // writes the repository writes mcp.lock: anything but a regular file (a
 // FIFO, a symlink to /dev/zero or /dev/stdin) is refused unread.
 func readLockFile(path string) (*lock.File, []byte, error) {
-	data, err := approval.ReadRegular(path, maxLockFile)
+	data, err := lockedfile.ReadRegular(path, lock.MaxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, lerr := lock.Load(path); lerr != nil {

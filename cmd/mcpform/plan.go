@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpform/mcpform/approval"
 	"github.com/mcpform/mcpform/internal/escape"
+	"github.com/mcpform/mcpform/internal/lockedfile"
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/plan"
@@ -245,7 +246,7 @@ func writeSARIF(path string, p *plan.Plan, cfg *lang.Config) error {
 // no lock yet. A lock that does not verify is an error: plan never builds
 // on a lock it cannot trust.
 func readLock(path string) (*lock.File, []byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := lockedfile.ReadRegular(path, lock.MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}

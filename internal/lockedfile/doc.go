@@ -1,8 +1,10 @@
-// Package lockedfile is mcpform's one implementation of the two file
+// Package lockedfile is mcpform's one implementation of the file
 // mechanisms several packages need: an exclusive advisory lock between
-// processes (Lock, TryLock, Unlock, OpenDir), and replacing a file's
-// contents atomically (WriteFile), so a reader, or a crash, sees the old
-// file or the new one and never half of one.
+// processes (Lock, TryLock, Unlock, OpenDir), replacing a file's contents
+// atomically (WriteFile), so a reader, or a crash, sees the old file or the
+// new one and never half of one, and reading a file the repository holds
+// (ReadRegular: only a regular file, bounded, so a FIFO or /dev/zero in its
+// place cannot hang or exhaust the reader).
 //
 // lock writes mcp.lock with both (under the lock of the lock's directory,
 // removing what killed writers left with RemoveTemps), plan saves plan

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpform/mcpform/apply"
 	"github.com/mcpform/mcpform/approval"
+	"github.com/mcpform/mcpform/internal/escape"
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/plan"
@@ -80,6 +81,12 @@ func runApply(ctx context.Context, io *stdio, f applyFlags) int {
 		}
 		if plan.ConfigDigest(cfg) != p.ConfigDigest {
 			fmt.Fprintf(io.err, "Error: the saved plan is stale: mcp.hcl (or a variable) changed since %s was made; run mcpform plan -out %s again\n", f.planFile, f.planFile)
+			return exitError
+		}
+		if p.LockPath != cfg.Lockfile {
+			// The plan file names the lock it writes; a plan edited to
+			// write another file than mcp.hcl's lock is refused.
+			fmt.Fprintf(io.err, "Error: %s would write %s, but mcp.hcl's lock is %s; run mcpform plan -out %s again\n", f.planFile, escape.String(p.LockPath), cfg.Lockfile, f.planFile)
 			return exitError
 		}
 		if planSigs, err = planApprovals(io, f, p); err != nil {

@@ -180,7 +180,6 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
-
 // Marshal writes f as indented JSON, a signature per element.
 func Marshal(f *File) ([]byte, error) {
 	out := File{Version: FileVersion, Signatures: f.Signatures}

@@ -60,25 +60,32 @@ const MaxFileSize = 256 << 20
 // Load reads and fully verifies the lock at path. Any problem refuses the
 // whole file.
 func Load(path string) (*File, error) {
+	f, _, err := LoadBytes(path)
+	return f, err
+}
+
+// LoadBytes is Load that also returns the bytes it verified, for a caller
+// that checks something else over exactly them (the lock's signatures).
+func LoadBytes(path string) (*File, []byte, error) {
 	// Only a regular file: a FIFO or a link to /dev/zero committed as
 	// mcp.lock must not hang or exhaust the reader.
 	data, err := lockedfile.ReadRegular(path, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &Error{File: path, Err: errNoLock{}}
+			return nil, nil, &Error{File: path, Err: errNoLock{}}
 		}
-		return nil, &Error{File: path, Err: err}
+		return nil, nil, &Error{File: path, Err: err}
 	}
 	f, err := Parse(data)
 	if err != nil {
 		var le *Error
 		if errors.As(err, &le) {
 			le.File = path
-			return nil, le
+			return nil, nil, le
 		}
-		return nil, &Error{File: path, Err: err}
+		return nil, nil, &Error{File: path, Err: err}
 	}
-	return f, nil
+	return f, data, nil
 }
 
 // topKeys and entryKeys are the keys the format defines, in writing order.

@@ -4,14 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/mcpform/mcpform/approval"
-	"github.com/mcpform/mcpform/internal/lockedfile"
 	"github.com/mcpform/mcpform/internal/mutation"
-	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/pins/provenance"
 )
 
@@ -30,32 +27,6 @@ func trustPolicy(io *stdio, flagValue string) (*approval.Policy, error) {
 		return nil, err
 	}
 	return approval.LoadPolicy(path)
-}
-
-// readLockFile reads the lock at path once and parses those bytes, so the
-// signatures are checked over exactly the lock that is used. Whoever
-// writes the repository writes mcp.lock: anything but a regular file (a
-// FIFO, a symlink to /dev/zero or /dev/stdin) is refused unread.
-func readLockFile(path string) (*lock.File, []byte, error) {
-	data, err := lockedfile.ReadRegular(path, lock.MaxFileSize)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			if _, lerr := lock.Load(path); lerr != nil {
-				err = lerr // its message says what to do
-			}
-		}
-		return nil, nil, err
-	}
-	lf, err := lock.Parse(data)
-	if err != nil {
-		var le *lock.Error
-		if errors.As(err, &le) {
-			le.File = path
-			return nil, nil, le
-		}
-		return nil, nil, &lock.Error{File: path, Err: err}
-	}
-	return lf, data, nil
 }
 
 // approvals checks the signatures in sigPath over lockData against pol.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mcpform/mcpform/approval"
 	"github.com/mcpform/mcpform/internal/escape"
-	"github.com/mcpform/mcpform/internal/lockedfile"
 	"github.com/mcpform/mcpform/lang"
 	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/plan"
@@ -246,18 +245,14 @@ func writeSARIF(path string, p *plan.Plan, cfg *lang.Config) error {
 // no lock yet. A lock that does not verify is an error: plan never builds
 // on a lock it cannot trust.
 func readLock(path string) (*lock.File, []byte, error) {
-	data, err := lockedfile.ReadRegular(path, lock.MaxFileSize)
-	if errors.Is(err, fs.ErrNotExist) {
+	lf, data, err := lock.LoadBytes(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("%w\nRestore the lock from version control; mcpform will not plan against a lock it cannot verify", err)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	lf, err := lock.Parse(data)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w\nRestore the lock from version control; mcpform will not plan against a lock it cannot verify", path, err)
-	}
-	return lf, data, nil
+	return lf, data, err
 }
 
 // lookupEnv gives servers the values of the names they pass through. An

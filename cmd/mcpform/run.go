@@ -91,7 +91,7 @@ func pinCache(getenv func(string) string) *pins.Cache {
 // command from the client's config.
 func runRun(ctx context.Context, io *stdio, f runFlags) int {
 	oneProcessor()
-	file, lockData, err := readLockFile(f.lockPath)
+	file, lockData, err := lock.LoadBytes(f.lockPath)
 	if err != nil {
 		fmt.Fprintf(io.err, "mcpform run: %v\n", err)
 		return exitError

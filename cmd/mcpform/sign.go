@@ -77,7 +77,7 @@ func signedLock(path string) ([]byte, string, error) {
 		}
 		return p.PlannedLock, "the lock planned in " + path, nil
 	}
-	_, data, err := readLockFile(path)
+	_, data, err := lock.LoadBytes(path)
 	return data, path, err
 }
 

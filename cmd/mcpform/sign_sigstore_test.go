@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpform/mcpform/approval"
+	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/internal/sigstoretest"
 )
 
@@ -186,7 +187,7 @@ func TestSigstoreTampering(t *testing.T) {
 		}
 		// The control: the changed lock is a good lock; only its
 		// signature says it is not the reviewed one.
-		if _, _, err := readLockFile(fx.lockPath); err != nil {
+		if _, _, err := lock.LoadBytes(fx.lockPath); err != nil {
 			t.Fatalf("control: the changed lock does not load: %v", err)
 		}
 		code, out, errb := runMcpform(t, "verify", "-lock", fx.lockPath, "-trust", trust)

@@ -235,7 +235,7 @@ func loadServers(path string, requested []string) (*lock.File, []string, error) 
 // loadLockServers is loadServers with the lock's bytes, for checking its
 // signatures over exactly the lock loaded.
 func loadLockServers(path string, requested []string) (*lock.File, []byte, []string, error) {
-	lf, data, err := readLockFile(path)
+	lf, data, err := lock.LoadBytes(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}

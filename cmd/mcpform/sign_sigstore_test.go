@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/mcpform/mcpform/approval"
-	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/internal/sigstoretest"
+	"github.com/mcpform/mcpform/lock"
 )
 
 // Sigstore approvals end to end through the CLI: sign -payload prints what

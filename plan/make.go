@@ -238,10 +238,10 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		}
 	}
 	for name, e := range locked.Servers {
-		if _, ok := declared[name]; ok || !selected(name, addrOf(name)) {
+		if _, ok := declared[name]; ok || !selected(name, ServerAddr(name)) {
 			continue
 		}
-		sp := &ServerPlan{Name: name, Addr: addrOf(name), Action: Delete}
+		sp := &ServerPlan{Name: name, Addr: ServerAddr(name), Action: Delete}
 		field, before := "command", mustJSON(e.Command)
 		if e.Remote != nil {
 			field, before = "url", mustJSON(e.Remote.URL)
@@ -256,6 +256,9 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 	sort.Slice(p.Servers, func(i, j int) bool { return p.Servers[i].Name < p.Servers[j].Name })
 	for _, sp := range p.Servers {
 		p.RequiredBump = max(p.RequiredBump, sp.RequiredBump)
+		if sp.Action != Delete {
+			sp.SuggestedVersion = SuggestVersion(sp.LockedVersion, sp.RequiredBump)
+		}
 	}
 	return p, nil
 }
@@ -572,9 +575,10 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// addrOf is the address of a lock entry that mcp.hcl no longer declares:
-// "a.b.s" was server s of module b inside module a.
-func addrOf(name string) string {
+// ServerAddr is the address plans give the lock entry name: "a.b.s" is
+// server s of module b inside module a, "module.a.module.b.server.s".
+// verify, which has no mcp.hcl, addresses its findings with it.
+func ServerAddr(name string) string {
 	addr := ""
 	for {
 		i := indexByte(name, '.')
@@ -602,7 +606,7 @@ func targetExists(t string, cfg *lang.Config, locked *lock.File) bool {
 		}
 	}
 	for name := range locked.Servers {
-		if name == t || addrOf(name) == t {
+		if name == t || ServerAddr(name) == t {
 			return true
 		}
 	}

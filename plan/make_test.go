@@ -36,8 +36,8 @@ func TestAddrOf(t *testing.T) {
 		"github.issue": "module.github.server.issue",
 		"a.b.s":        "module.a.module.b.server.s",
 	} {
-		if got := addrOf(name); got != want {
-			t.Errorf("addrOf(%q) = %q, want %q", name, got, want)
+		if got := ServerAddr(name); got != want {
+			t.Errorf("ServerAddr(%q) = %q, want %q", name, got, want)
 		}
 	}
 }

@@ -142,6 +142,10 @@ type ServerPlan struct {
 	Version       string `json:"version,omitempty"`
 	LockedVersion string `json:"locked_version,omitempty"`
 	VersionError  string `json:"version_error,omitempty"`
+	// SuggestedVersion is the semver advice: LockedVersion bumped by
+	// RequiredBump, the least version the gate accepts ("" without a
+	// locked version). Make sets it once the grades are final.
+	SuggestedVersion string `json:"suggested_version,omitempty"`
 	// Entry is what apply writes for this server (nil for Delete, or when
 	// probing failed).
 	Entry *lock.Entry `json:"-"`

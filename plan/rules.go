@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -529,17 +530,57 @@ func CheckVersionBump(prev, declared string, required Grade) error {
 	if err != nil {
 		return fmt.Errorf("declared version %q is not a semantic version: %w", declared, err)
 	}
-	want := *pv
-	switch required {
-	case Major:
-		want = pv.IncMajor()
-	case Minor:
-		want = pv.IncMinor()
-	case Patch:
-		want = pv.IncPatch()
+	want, ok := bumped(pv, required)
+	if !ok {
+		return fmt.Errorf("locked version %q cannot take a %s bump: its %s number is the largest there is", prev, required, required)
 	}
 	if dv.LessThan(&want) {
 		return &bumpError{Prev: prev, Declared: declared, Required: required, Want: want.String()}
 	}
 	return nil
+}
+
+// SuggestVersion is the semver advice: the smallest version after the
+// locked prev that covers the required grade (prev itself for None), the
+// least the gate accepts. It is "" when nothing is locked, or prev is not
+// a semantic version or cannot be bumped (the gate says why).
+func SuggestVersion(prev string, required Grade) string {
+	if prev == "" {
+		return ""
+	}
+	pv, err := semver.NewVersion(prev)
+	if err != nil {
+		return ""
+	}
+	v, ok := bumped(pv, required)
+	if !ok {
+		return ""
+	}
+	return v.String()
+}
+
+// bumped is v bumped by the grade: a major bump resets minor and patch, a
+// minor bump the patch, and a bump drops a pre-release (a patch bump of
+// 1.2.0-rc.1 is 1.2.0, SemVer's next version after it). ok is false when
+// the number to increment is already the largest a version holds (the
+// library would panic).
+func bumped(v *semver.Version, g Grade) (next semver.Version, ok bool) {
+	switch g {
+	case Major:
+		if v.Major() == math.MaxUint64 {
+			return *v, false
+		}
+		return v.IncMajor(), true
+	case Minor:
+		if v.Minor() == math.MaxUint64 {
+			return *v, false
+		}
+		return v.IncMinor(), true
+	case Patch:
+		if v.Patch() == math.MaxUint64 {
+			return *v, false
+		}
+		return v.IncPatch(), true
+	}
+	return *v, true
 }

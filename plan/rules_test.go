@@ -83,6 +83,7 @@ func TestCheckVersionBump(t *testing.T) {
 		{"1.4.2", "1.3.0", None, "version 1.3.0 is lower than the locked 1.4.2 (GATE-VERSION-UNDERBUMP)"},
 		{"1.4.0", "", Major, ""}, // the version removed from mcp.hcl: no gate
 		{"1.4.2", "nope", None, `declared version "nope" is not a semantic version: invalid semantic version`},
+		{"18446744073709551615.0.0", "18446744073709551615.0.0", Major, `locked version "18446744073709551615.0.0" cannot take a major bump: its major number is the largest there is`},
 	}
 	for _, tt := range tests {
 		err := CheckVersionBump(tt.prev, tt.declared, tt.required)
@@ -97,5 +98,36 @@ func TestCheckVersionBump(t *testing.T) {
 	var be *bumpError
 	if err := CheckVersionBump("1.0.0", "1.0.1", Major); !errors.As(err, &be) || be.Want != "2.0.0" {
 		t.Errorf("want a *bumpError wanting 2.0.0, got %v", err)
+	}
+}
+
+func TestSuggestVersion(t *testing.T) {
+	tests := []struct {
+		prev     string
+		required Grade
+		want     string
+	}{
+		{"1.4.2", Major, "2.0.0"},
+		{"1.4.2", Minor, "1.5.0"},
+		{"1.4.2", Patch, "1.4.3"},
+		{"1.4.2", None, "1.4.2"},
+		{"0.3.1", Major, "1.0.0"},
+		{"1.5.0-rc.1", Patch, "1.5.0"}, // the release is the next version after its candidate
+		{"1.5.0+build.7", Minor, "1.6.0"},
+		{"", Major, ""},     // nothing locked: nothing to bump from
+		{"nope", Major, ""}, // the gate reports the bad version
+		{"1.18446744073709551615.0", Minor, ""},
+	}
+	for _, tt := range tests {
+		if got := SuggestVersion(tt.prev, tt.required); got != tt.want {
+			t.Errorf("SuggestVersion(%q, %v) = %q, want %q", tt.prev, tt.required, got, tt.want)
+		}
+		if tt.want == "" {
+			continue
+		}
+		// The advice is what the gate accepts, and the least it accepts.
+		if err := CheckVersionBump(tt.prev, tt.want, tt.required); err != nil {
+			t.Errorf("the gate refuses the suggested %s after %s (%v): %v", tt.want, tt.prev, tt.required, err)
+		}
 	}
 }

@@ -168,8 +168,14 @@ func (h *human) server(s *plan.ServerPlan) {
 	h.gate(s)
 }
 
+// gate prints the version gate's verdict when it failed, and otherwise
+// the semver advice for a server whose surface needs a bump.
 func (h *human) gate(s *plan.ServerPlan) {
 	if s.VersionError == "" {
+		if s.RequiredBump > plan.None && s.SuggestedVersion != "" {
+			h.printf("  # version: locked %s, declared %s, required bump %s: suggested %s\n",
+				orNone(s.LockedVersion), orNone(s.Version), s.RequiredBump, escape.String(s.SuggestedVersion))
+		}
 		return
 	}
 	h.printf("  # version gate: locked %s, declared %s, required bump %s:\n",

@@ -28,7 +28,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 	}
 	for _, s := range p.Servers {
 		js := jsonServer{Name: s.Name, Address: s.Addr, Action: s.Action.String(), RequiredBump: s.RequiredBump.String(),
-			Version: s.Version, LockedVersion: s.LockedVersion, Unchanged: s.Unchanged, Changes: []jsonChange{},
+			Version: s.Version, LockedVersion: s.LockedVersion, SuggestedVersion: s.SuggestedVersion, Unchanged: s.Unchanged, Changes: []jsonChange{},
 			Error: s.Error, VersionError: s.VersionError}
 		if js.Unchanged == nil {
 			js.Unchanged = map[string]int{}
@@ -69,16 +69,18 @@ type jsonPlan struct {
 }
 
 type jsonServer struct {
-	Name          string         `json:"name"`
-	Address       string         `json:"address"`
-	Action        string         `json:"action"`
-	RequiredBump  string         `json:"required_bump"`
-	Version       string         `json:"version,omitempty"`
-	LockedVersion string         `json:"locked_version,omitempty"`
-	Unchanged     map[string]int `json:"unchanged"`
-	Changes       []jsonChange   `json:"changes"`
-	Error         string         `json:"error,omitempty"`
-	VersionError  string         `json:"version_error,omitempty"`
+	Name          string `json:"name"`
+	Address       string `json:"address"`
+	Action        string `json:"action"`
+	RequiredBump  string `json:"required_bump"`
+	Version       string `json:"version,omitempty"`
+	LockedVersion string `json:"locked_version,omitempty"`
+	// SuggestedVersion is plan.ServerPlan's semver advice.
+	SuggestedVersion string         `json:"suggested_version,omitempty"`
+	Unchanged        map[string]int `json:"unchanged"`
+	Changes          []jsonChange   `json:"changes"`
+	Error            string         `json:"error,omitempty"`
+	VersionError     string         `json:"version_error,omitempty"`
 }
 
 type jsonChange struct {

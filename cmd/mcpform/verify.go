@@ -149,6 +149,7 @@ func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
 		if movedAuth[r.Name] && rep.Status != lockrender.Failed {
 			rep.Status = lockrender.Drift
 			rep.Drift = append([]lockrender.VerifyDrift{{Class: lock.Definitional.String(), Action: "~", Field: "authorization"}}, rep.Drift...)
+			addFindings(&rep, lf.Servers[r.Name], ruleChange("MCP-AUTHORIZATION-CHANGED", plan.ServerAddr(r.Name)+".authorization"))
 		}
 		reports = append(reports, rep)
 	}
@@ -179,8 +180,17 @@ func checkPins(name string, e *lock.Entry, dir string, cache *pins.Cache) (rep l
 	if !errors.As(err, &m) {
 		return lockrender.VerifyServer{Name: name, Status: lockrender.Failed, Drift: []lockrender.VerifyDrift{}, Error: err.Error(), DidNotStart: true}, false
 	}
-	return lockrender.VerifyServer{Name: name, Status: lockrender.Drift, Error: m.Error(),
-		Drift: []lockrender.VerifyDrift{{Class: lock.Definitional.String(), Action: "~", Field: "pins." + m.What}}}, false
+	rep = lockrender.VerifyServer{Name: name, Status: lockrender.Drift, Error: m.Error(),
+		Drift: []lockrender.VerifyDrift{{Class: lock.Definitional.String(), Action: "~", Field: "pins." + m.What}}}
+	addFindings(&rep, e, ruleChange(m.Rule(), plan.ServerAddr(name)+".pins."+m.What))
+	return rep, false
+}
+
+// ruleChange is a change at addr graded by its rule, for the drift verify
+// finds before (pins) or beside (authorization) the surface's.
+func ruleChange(rule, addr string) plan.Change {
+	r, _ := plan.LookupRule(rule)
+	return plan.Change{Addr: addr, Action: plan.Update, Rule: rule, Grade: r.Grade, Class: r.Class, Security: r.Security}
 }
 
 // verifyServer is the verdict on one probed server: in sync, drifted
@@ -197,7 +207,33 @@ func verifyServer(r plan.Result, locked *lock.Entry, strict bool) lockrender.Ver
 			s.Status = lockrender.Drift
 		}
 	}
+	changes, _ := plan.DiffSurface(plan.ServerAddr(r.Name), locked, r.Entry)
+	addFindings(&s, locked, changes...)
 	return s
+}
+
+// addFindings adds plan's graded changes to a server's report, and
+// updates its required bump and the semver advice.
+func addFindings(s *lockrender.VerifyServer, locked *lock.Entry, changes ...plan.Change) {
+	bump := plan.None
+	for _, f := range s.Findings {
+		var g plan.Grade
+		if f.Class == string(plan.Definitional) && g.UnmarshalText([]byte(f.Grade)) == nil {
+			bump = max(bump, g)
+		}
+	}
+	for _, c := range changes {
+		s.Findings = append(s.Findings, lockrender.VerifyFinding{Address: c.Addr, Action: c.Action.String(), Rule: c.Rule,
+			Grade: c.Grade.String(), Class: string(c.Class), Security: c.Security, Detail: c.Detail, Item: c.Item})
+		if c.Class == plan.Definitional {
+			bump = max(bump, c.Grade)
+		}
+	}
+	s.RequiredBump = bump.String()
+	if locked != nil && locked.Mcpform != nil {
+		s.LockedVersion = locked.Mcpform.Version
+	}
+	s.SuggestedVersion = plan.SuggestVersion(s.LockedVersion, bump)
 }
 
 // verifyCode is verify's exit code for the report: a failure outweighs

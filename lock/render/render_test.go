@@ -47,7 +47,10 @@ func TestEntryEscapes(t *testing.T) {
 // form, with an item key the server chose escaped in the text.
 func TestVerify(t *testing.T) {
 	inSync := VerifyServer{Name: "a", Status: InSync, Drift: DriftOf([]lock.Drift{{Class: lock.Informational, Field: "serverInfo", Action: '~'}})}
-	drift := VerifyServer{Name: "b", Status: Drift, Drift: DriftOf([]lock.Drift{{Class: lock.Definitional, Field: "resourceTemplates", Kind: lock.ResourceTemplates, Key: "file:///{x}\x1b", Action: '+'}})}
+	drift := VerifyServer{Name: "b", Status: Drift, Drift: DriftOf([]lock.Drift{{Class: lock.Definitional, Field: "resourceTemplates", Kind: lock.ResourceTemplates, Key: "file:///{x}\x1b", Action: '+'}}),
+		Findings: []VerifyFinding{{Address: "server.b.resource_template.file:///{x}\x1b", Action: "create", Rule: "MCP-RESOURCE-TEMPLATE-ADDED", Grade: "minor", Class: "definitional",
+			Item: "server.b.resource_template.file:///{x}\x1b"}},
+		RequiredBump: "minor", LockedVersion: "1.2.0", SuggestedVersion: "1.3.0"}
 	failed := VerifyServer{Name: "c", Status: Failed, Drift: []VerifyDrift{}, Error: "server \"c\" did not start: exit 1\nstderr: boom", DidNotStart: true}
 	for _, tc := range []struct {
 		servers []VerifyServer
@@ -55,9 +58,9 @@ func TestVerify(t *testing.T) {
 	}{
 		{[]VerifyServer{inSync}, "a: in sync (informational drift only)\n  ~ serverInfo                               (informational)\n\nVerify passed: mcp.lock matches 1 server.\n"},
 		{[]VerifyServer{inSync, drift}, "a: in sync (informational drift only)\n  ~ serverInfo                               (informational)\n" +
-			"b: drift\n  + resource template file:///{x}\\u001b      (definitional)\n\n" +
+			"b: drift\n  + resource template file:///{x}\\u001b      (definitional)\n      MCP-RESOURCE-TEMPLATE-ADDED (minor)\n  required bump: minor (locked version 1.2.0: suggested 1.3.0)\n\n" +
 			"Verify failed: 1 of 2 servers drifted from the lock. Run mcpform plan to review the changes.\n"},
-		{[]VerifyServer{drift, failed}, "b: drift\n  + resource template file:///{x}\\u001b      (definitional)\n" +
+		{[]VerifyServer{drift, failed}, "b: drift\n  + resource template file:///{x}\\u001b      (definitional)\n      MCP-RESOURCE-TEMPLATE-ADDED (minor)\n  required bump: minor (locked version 1.2.0: suggested 1.3.0)\n" +
 			"c: did not start\n    server \"c\" did not start: exit 1\n    stderr: boom\n\n" +
 			"Verify failed: 1 of 2 servers could not be probed and 1 drifted.\n"},
 	} {
@@ -72,7 +75,7 @@ func TestVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{
-  "format_version": "1.0",
+  "format_version": "1.1",
   "lock": "mcp.lock",
   "servers": [
     {
@@ -85,12 +88,27 @@ func TestVerify(t *testing.T) {
           "field": "resourceTemplates",
           "key": "file:///{x}\u001b"
         }
-      ]
+      ],
+      "findings": [
+        {
+          "address": "server.b.resource_template.file:///{x}\u001b",
+          "action": "create",
+          "rule": "MCP-RESOURCE-TEMPLATE-ADDED",
+          "grade": "minor",
+          "class": "definitional",
+          "security_relevant": false,
+          "item": "server.b.resource_template.file:///{x}\u001b"
+        }
+      ],
+      "required_bump": "minor",
+      "locked_version": "1.2.0",
+      "suggested_version": "1.3.0"
     },
     {
       "name": "c",
       "status": "error",
       "drift": [],
+      "findings": [],
       "error": "server \"c\" did not start: exit 1\nstderr: boom"
     }
   ],

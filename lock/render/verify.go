@@ -11,7 +11,7 @@ import (
 )
 
 // VerifyFormatVersion is the version of the JSON form of VerifyReport.
-const VerifyFormatVersion = "1.0"
+const VerifyFormatVersion = "1.1"
 
 // A server's status in the verify report.
 const (
@@ -21,7 +21,8 @@ const (
 )
 
 // VerifyReport is `mcpform verify`'s report; its JSON form is the
-// documented -json output (format_version 1.0).
+// documented -json output (format_version 1.1: 1.0 with each server's
+// findings and semver advice).
 type VerifyReport struct {
 	FormatVersion string           `json:"format_version"`
 	Lock          string           `json:"lock"`
@@ -47,7 +48,16 @@ type VerifyServer struct {
 	Name   string        `json:"name"`
 	Status string        `json:"status"` // InSync, Drift or Failed
 	Drift  []VerifyDrift `json:"drift"`
-	Error  string        `json:"error,omitempty"`
+	// Findings are the drift as plan grades it: one per finding, with the
+	// rule id, grade and class plan would give it (format 1.1).
+	Findings []VerifyFinding `json:"findings"`
+	// RequiredBump is the highest grade of the definitional findings;
+	// LockedVersion the lock's declared surface version, and
+	// SuggestedVersion it bumped by RequiredBump (plan's semver advice).
+	RequiredBump     string `json:"required_bump,omitempty"`
+	LockedVersion    string `json:"locked_version,omitempty"`
+	SuggestedVersion string `json:"suggested_version,omitempty"`
+	Error            string `json:"error,omitempty"`
 	// DidNotStart marks an error that is a *mcp.StartError: the text's
 	// header then says "did not start", not "could not be probed" (the
 	// JSON form's error says it already).
@@ -62,6 +72,22 @@ type VerifyDrift struct {
 	Key    string `json:"key,omitempty"`
 }
 
+// VerifyFinding is one graded finding: the address, action, rule id,
+// grade, class and security flag a plan made now would show for it.
+// Detail and Address can quote the server, and are escaped when printed.
+type VerifyFinding struct {
+	Address  string `json:"address"`
+	Action   string `json:"action"`
+	Rule     string `json:"rule"`
+	Grade    string `json:"grade"`
+	Class    string `json:"class"`
+	Security bool   `json:"security_relevant"`
+	Detail   string `json:"detail,omitempty"`
+	// Item is the address of the item the finding is in, "" for a
+	// server-level finding (plan.Change.Item).
+	Item string `json:"item,omitempty"`
+}
+
 // DriftOf is lock.Compare's result as the report lists it.
 func DriftOf(diffs []lock.Drift) []VerifyDrift {
 	out := []VerifyDrift{}
@@ -74,6 +100,16 @@ func DriftOf(diffs []lock.Drift) []VerifyDrift {
 // VerifyJSON prints the report as indented JSON, HTML characters as they
 // are.
 func VerifyJSON(w io.Writer, r VerifyReport) error {
+	// Lists are [] when empty, never null: consumers iterate them.
+	r.Servers = append([]VerifyServer{}, r.Servers...)
+	for i := range r.Servers {
+		if r.Servers[i].Drift == nil {
+			r.Servers[i].Drift = []VerifyDrift{}
+		}
+		if r.Servers[i].Findings == nil {
+			r.Servers[i].Findings = []VerifyFinding{}
+		}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -117,12 +153,32 @@ func Verify(w io.Writer, r VerifyReport) {
 				fmt.Fprintf(w, "    %s\n", l)
 			}
 		}
+		shown := make([]bool, len(s.Findings))
 		for _, d := range s.Drift {
 			what := d.Field
 			if d.Key != "" {
 				what = singular(d.Field) + " " + escape.String(d.Key)
 			}
 			fmt.Fprintf(w, "  %s %-40s (%s)\n", d.Action, what, d.Class)
+			for i, f := range s.Findings {
+				if !shown[i] && findingOf(s.Name, d, f) {
+					shown[i] = true
+					finding(w, f)
+				}
+			}
+		}
+		// Findings no digest-level drift names (none today): still shown.
+		for i, f := range s.Findings {
+			if !shown[i] {
+				finding(w, f)
+			}
+		}
+		if s.RequiredBump != "" && s.RequiredBump != "none" {
+			fmt.Fprintf(w, "  required bump: %s", s.RequiredBump)
+			if s.SuggestedVersion != "" {
+				fmt.Fprintf(w, " (locked version %s: suggested %s)", escape.String(s.LockedVersion), escape.String(s.SuggestedVersion))
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	fmt.Fprintln(w)
@@ -138,6 +194,37 @@ func Verify(w io.Writer, r VerifyReport) {
 		fmt.Fprintf(w, "Verify failed: %d of %s drifted from the lock. Run mcpform plan to review the changes.\n", drifted, servers)
 	default:
 		fmt.Fprintf(w, "Verify passed: mcp.lock matches %s.\n", servers)
+	}
+}
+
+// findingOf reports whether finding f is about drift d of server name:
+// f is in d's item, or at the field d names. Findings are addressed as
+// plan addresses them ("server.time.tool.get_time.inputSchema…"), the
+// drift by field and key.
+func findingOf(name string, d VerifyDrift, f VerifyFinding) bool {
+	if d.Key != "" {
+		return f.Item != "" && strings.HasSuffix(f.Item, "."+itemSegment[d.Field]+"."+d.Key)
+	}
+	return f.Item == "" && strings.HasSuffix(f.Address, "."+d.Field)
+}
+
+// itemSegment is the address segment plan gives each list's items.
+var itemSegment = map[string]string{"tools": "tool", "prompts": "prompt", "resources": "resource", "resourceTemplates": "resource_template"}
+
+// finding prints one graded finding under its drift line: the rule, its
+// grade, and where inside the item when that is deeper than the item.
+func finding(w io.Writer, f VerifyFinding) {
+	where := ""
+	if f.Item != "" && f.Address != f.Item {
+		where = " " + escape.String(strings.TrimPrefix(f.Address, f.Item+"."))
+	}
+	sec := ""
+	if f.Security {
+		sec = ", security-relevant"
+	}
+	fmt.Fprintf(w, "      %s (%s%s)%s\n", f.Rule, f.Grade, sec, where)
+	if f.Detail != "" {
+		fmt.Fprintf(w, "        %s\n", escape.String(f.Detail))
 	}
 }
 

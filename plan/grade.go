@@ -20,7 +20,16 @@ import (
 func DiffSurface(serverAddr string, locked, live *lock.Entry) (changes []Change, unchanged map[string]int) {
 	d := &differ{}
 	touched := map[lock.Kind]int{}
-	for _, dr := range lock.Compare(locked, live) {
+	drift := lock.Compare(locked, live)
+	renamed := renames(drift, locked, live)
+	renamedFrom := map[lock.Kind]map[string]bool{}
+	for k, m := range renamed {
+		renamedFrom[k] = map[string]bool{}
+		for _, old := range m {
+			renamedFrom[k][old] = true
+		}
+	}
+	for _, dr := range drift {
 		switch dr.Field {
 		case "era":
 			d.add("MCP-ERA-CHANGED", serverAddr+".era", Update, jsonString(eraName(locked)), jsonString(eraName(live)), "")
@@ -45,11 +54,18 @@ func DiffSurface(serverAddr string, locked, live *lock.Entry) (changes []Change,
 			}
 			addr := serverAddr + "." + kindAddr[dr.Kind] + "." + dr.Key
 			d.itemAddr = addr
-			switch dr.Action {
-			case '+':
+			switch {
+			case dr.Action == '+' && renamed[dr.Kind][dr.Key] != "":
+				old := renamed[dr.Kind][dr.Key]
+				d.add("MCP-"+kindRule[dr.Kind]+"-RENAMED", addr, Update, jsonString(old), jsonString(dr.Key),
+					"the locked "+kindNoun[dr.Kind]+" under a new "+dr.Kind.KeyField()+", the rest of it unchanged: callers of the old one fail")
+			case dr.Action == '+':
 				it, _ := live.Find(dr.Kind, dr.Key)
 				d.add("MCP-"+kindRule[dr.Kind]+"-ADDED", addr, Create, nil, it.JSON, "")
-			case '-':
+			case dr.Action == '-' && renamedFrom[dr.Kind][dr.Key]:
+				// Shown as the rename, at its new key.
+				touched[dr.Kind]++
+			case dr.Action == '-':
 				touched[dr.Kind]++
 				it, _ := locked.Find(dr.Kind, dr.Key)
 				d.add("MCP-"+kindRule[dr.Kind]+"-REMOVED", addr, Delete, it.JSON, nil, "")
@@ -88,6 +104,7 @@ func DiffSurface(serverAddr string, locked, live *lock.Entry) (changes []Change,
 var (
 	kindAddr = [...]string{lock.Tools: "tool", lock.Prompts: "prompt", lock.Resources: "resource", lock.ResourceTemplates: "resource_template"}
 	kindRule = [...]string{lock.Tools: "TOOL", lock.Prompts: "PROMPT", lock.Resources: "RESOURCE", lock.ResourceTemplates: "RESOURCE-TEMPLATE"}
+	kindNoun = [...]string{lock.Tools: "tool", lock.Prompts: "prompt", lock.Resources: "resource", lock.ResourceTemplates: "resource template"}
 )
 
 // authorizationOf is what an OAuth server advertised of its

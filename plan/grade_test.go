@@ -330,8 +330,11 @@ func TestDiffPromptsResources(t *testing.T) {
 			}},
 		{"template added", lists{}, lists{templates: []string{`{"uriTemplate":"db://{t}","name":"t"}`}},
 			[]string{"+ resource_template.db://{t} MCP-RESOURCE-TEMPLATE-ADDED minor"}},
-		{"template uri changed is remove and add", lists{templates: []string{`{"uriTemplate":"db://{t}","name":"t"}`}},
+		{"template uri changed alone is a rename", lists{templates: []string{`{"uriTemplate":"db://{t}","name":"t"}`}},
 			lists{templates: []string{`{"uriTemplate":"db://{t}/{id}","name":"t"}`}},
+			[]string{"~ resource_template.db://{t}/{id} MCP-RESOURCE-TEMPLATE-RENAMED major"}},
+		{"template uri and name changed is remove and add", lists{templates: []string{`{"uriTemplate":"db://{t}","name":"t"}`}},
+			lists{templates: []string{`{"uriTemplate":"db://{t}/{id}","name":"u"}`}},
 			[]string{"- resource_template.db://{t} MCP-RESOURCE-TEMPLATE-REMOVED major", "+ resource_template.db://{t}/{id} MCP-RESOURCE-TEMPLATE-ADDED minor"}},
 		{"template fields", lists{templates: []string{`{"uriTemplate":"x/{a}","name":"t","mimeType":"a/b","description":"d"}`}},
 			lists{templates: []string{`{"uriTemplate":"x/{a}","name":"u","mimeType":"a/c","description":"d2"}`}},
@@ -485,5 +488,72 @@ func TestRequiredBump(t *testing.T) {
 		if got := requiredBump(tt.changes); got != tt.want {
 			t.Errorf("requiredBump(%v) = %v, want %v", tt.changes, got, tt.want)
 		}
+	}
+}
+
+// TestDiffRenames: an item gone and one new that are equal but for their
+// key are one rename; anything else that changed with the key, or a pair
+// that other items could equally make, stays a removal and an addition.
+func TestDiffRenames(t *testing.T) {
+	tool := func(name, desc string) string {
+		return `{"name":"` + name + `","description":"` + desc + `","inputSchema":{"type":"object"}}`
+	}
+	prompt := func(name string) string { return `{"name":"` + name + `","arguments":[{"name":"q"}]}` }
+	resource := func(uri string) string { return `{"uri":"` + uri + `","name":"notes"}` }
+	type lists struct{ tools, prompts, resources []string }
+	tests := []struct {
+		name          string
+		before, after lists
+		want          []string
+	}{
+		{"tool renamed", lists{tools: []string{tool("search", "Search notes."), tool("get", "Get a note.")}},
+			lists{tools: []string{tool("find", "Search notes."), tool("get", "Get a note.")}},
+			[]string{"~ tool.find MCP-TOOL-RENAMED major"}},
+		{"tool renamed and reworded", lists{tools: []string{tool("search", "Search notes.")}},
+			lists{tools: []string{tool("find", "Search notes, and mail them.")}},
+			[]string{"+ tool.find MCP-TOOL-ADDED minor", "- tool.search MCP-TOOL-REMOVED major"}},
+		{"two identical tools gone, one like both new", lists{tools: []string{tool("a", "X."), tool("b", "X.")}},
+			lists{tools: []string{tool("c", "X.")}},
+			[]string{"- tool.a MCP-TOOL-REMOVED major", "- tool.b MCP-TOOL-REMOVED major", "+ tool.c MCP-TOOL-ADDED minor"}},
+		{"one tool gone, two like it new", lists{tools: []string{tool("a", "X.")}},
+			lists{tools: []string{tool("b", "X."), tool("c", "X.")}},
+			[]string{"- tool.a MCP-TOOL-REMOVED major", "+ tool.b MCP-TOOL-ADDED minor", "+ tool.c MCP-TOOL-ADDED minor"}},
+		{"two renames at once", lists{tools: []string{tool("a", "A."), tool("b", "B.")}},
+			lists{tools: []string{tool("x", "A."), tool("y", "B.")}},
+			[]string{"~ tool.x MCP-TOOL-RENAMED major", "~ tool.y MCP-TOOL-RENAMED major"}},
+		{"prompt renamed", lists{prompts: []string{prompt("summarize")}}, lists{prompts: []string{prompt("summarise")}},
+			[]string{"~ prompt.summarise MCP-PROMPT-RENAMED major"}},
+		{"resource moved", lists{resources: []string{resource("file:///a/notes")}}, lists{resources: []string{resource("file:///b/notes")}},
+			[]string{"~ resource.file:///b/notes MCP-RESOURCE-RENAMED major"}},
+		{"a tool and a prompt of the same shape are no rename", lists{tools: []string{`{"name":"p","inputSchema":{}}`}},
+			lists{prompts: []string{`{"name":"q","inputSchema":{}}`}},
+			[]string{"- tool.p MCP-TOOL-REMOVED major", "+ prompt.q MCP-PROMPT-ADDED minor"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := sealed(t, tt.before.tools, tt.before.prompts, tt.before.resources, nil)
+			b := sealed(t, tt.after.tools, tt.after.prompts, tt.after.resources, nil)
+			cs, unchanged := DiffSurface("server.s", a, b)
+			for _, c := range cs {
+				seenRules[c.Rule] = true
+			}
+			if d := cmp.Diff(tt.want, summaries(cs)); d != "" {
+				t.Errorf("changes (-want +got):\n%s", d)
+			}
+			for _, c := range cs {
+				if !strings.HasSuffix(c.Rule, "-RENAMED") {
+					continue
+				}
+				if c.Item != c.Addr {
+					t.Errorf("a rename is of the item at its new key: item %q, address %q", c.Item, c.Addr)
+				}
+				if len(c.Before) == 0 || len(c.After) == 0 || string(c.Before) == string(c.After) {
+					t.Errorf("a rename shows the old and the new key: %s -> %s", c.Before, c.After)
+				}
+			}
+			if tt.name == "tool renamed" && unchanged["tools"] != 1 {
+				t.Errorf("unchanged tools = %d, want 1 (the renamed one is a change)", unchanged["tools"])
+			}
+		})
 	}
 }

@@ -65,8 +65,15 @@ func buildCatalogue() []Rule {
 			Example: k.example})
 		add(Rule{ID: "MCP-" + k.id + "-REMOVED", Grade: Major, Class: Definitional,
 			Summary: "A " + k.noun + " was removed.",
-			Detail:  "Clients and prompts that use the " + k.noun + " fail. Items are matched by their " + k.key + ", so a renamed " + k.noun + " shows as one removed and one added.",
+			Detail: "Clients and prompts that use the " + k.noun + " fail. Items are matched by their " + k.key + "; a " + k.noun +
+				" that is gone while one identical but for its " + k.key + " appears is MCP-" + k.id + "-RENAMED instead.",
 			Example: strings.Replace(k.example, "appears in", "is gone from", 1)})
+		add(Rule{ID: "MCP-" + k.id + "-RENAMED", Grade: Major, Class: Definitional,
+			Summary: "A " + k.noun + " was renamed: the same " + k.noun + " under a new " + k.key + ".",
+			Detail: "A locked " + k.noun + " is gone and a new one is equal to it in everything but its " + k.key + ". Callers of the old " + k.key +
+				" fail, so SemVer calls it major, as a removal; it is shown as one rename rather than a removal and an addition so that " +
+				"the review is of the new " + k.key + " alone. Only a pair that matches no other removed or added " + k.noun + " is a rename.",
+			Example: strings.Replace(k.example, "appears in", "is renamed in", 1)})
 		add(Rule{ID: "MCP-" + k.id + "-DESCRIPTION-CHANGED", Grade: Major, Class: Definitional, Security: true,
 			Summary: "The " + k.noun + "'s description changed.",
 			Detail: "The model reads descriptions to choose and use " + k.noun + "s, so a reworded description can change " +

@@ -15,6 +15,7 @@ import (
 func TestEveryRuleIsCatalogued(t *testing.T) {
 	t.Run("tools", TestDiffTools)
 	t.Run("prompts", TestDiffPromptsResources)
+	t.Run("renames", TestDiffRenames)
 	t.Run("server", TestDiffServerFields)
 	t.Run("pins", TestPinChanges)
 	t.Run("npm", TestNPMChanges)

@@ -247,9 +247,17 @@ func (h *human) item(g itemGroup) {
 		}
 	}
 	h.printf("      %s %s %s {\n", h.pal.glyph(glyph), kw, quote(g.key))
+	if whole != nil && strings.HasSuffix(whole.Rule, "-RENAMED") {
+		// The old key -> the new one, as an attribute of the item.
+		key := renamedKey[g.kind]
+		h.change(10, *whole, key, len(key))
+	}
 	h.attributes(10, g.item, g.changes)
 	h.printf("        }\n")
 }
+
+// renamedKey is the key field a rename of each item kind changed.
+var renamedKey = map[string]string{"tool": "name", "prompt": "name", "resource": "uri", "resource_template": "uriTemplate"}
 
 // wholeItem lists the fields of an added or removed item.
 func (h *human) wholeItem(indent int, glyph plan.Action, raw json.RawMessage) {

@@ -32,12 +32,14 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "version"},
 		{Name: "client_capabilities"},
 		{Name: "allow_install_scripts"},
+		{Name: "on_drift"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "auth"},
 		{Type: "sandbox"},
 		{Type: "taint"},
 		{Type: "tool", LabelNames: []string{"name"}},
+		{Type: "expose"},
 	},
 }
 
@@ -148,6 +150,9 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 			}
 		}
 	}
+	if a, ok := content.Attributes["on_drift"]; ok {
+		srv.Policy.OnDrift = s.decodeOnDrift(a, &diags)
+	}
 	if a, ok := content.Attributes["timeout"]; ok {
 		if v, ok := s.str(a, &diags); ok {
 			d, err := time.ParseDuration(v)
@@ -242,6 +247,13 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 			srv.Policy.Sandbox = s.decodeSandbox(blk, &diags)
 		case "taint":
 			srv.Policy.Taint = s.decodeTaint(blk, &diags)
+		case "expose":
+			if srv.Policy.Expose != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate expose block",
+					Detail: "A server has at most one expose block; merge the lists into one.", Subject: blk.DefRange.Ptr()})
+				continue
+			}
+			srv.Policy.Expose = s.decodeExpose(blk, &diags)
 		case "tool":
 			tc, d := blk.Body.Content(toolSchema)
 			diags = append(diags, d...)

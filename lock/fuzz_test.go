@@ -98,6 +98,14 @@ func FuzzParse(f *testing.F) {
 		f.Add(bytes.Replace(data, []byte(`"api.github.com:443"`), []byte(`"api.github.com:444"`), 1))
 		f.Add(bytes.Replace(data, []byte(`"configDigest": "sha256:`), []byte(`"configDigest": "sha256:0`), 1))
 	}
+	// on_drift and expose in the policy: as written, and with a mode the
+	// loader refuses and an expose list that is not one.
+	if data, err := Marshal(driftFile(f)); err == nil {
+		f.Add(data)
+		f.Add(unchecked(data))
+		f.Add(bytes.Replace(unchecked(data), []byte(`"block-changed"`), []byte(`"warn"`), 1))
+		f.Add(replaceLast(unchecked(data), `"prompts": [],`, `"prompts": null,`))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lf, err := Parse(data)
 		if err != nil {

@@ -497,11 +497,31 @@ func strictDecode(raw json.RawMessage, v any, what string, known []string) error
 }
 
 func parsePolicy(raw json.RawMessage) (*policy.Policy, error) {
-	m, err := object(raw, []string{"taint", "sandbox"}, "policy")
+	m, err := object(raw, []string{"taint", "sandbox", "onDrift", "expose"}, "policy")
 	if err != nil {
 		return nil, err
 	}
 	p := &policy.Policy{}
+	if v, ok := m["onDrift"]; ok {
+		if err := json.Unmarshal(v, &p.OnDrift); err != nil {
+			return nil, fmt.Errorf("policy.onDrift must be a string")
+		}
+		if p.OnDrift == "" {
+			return nil, fmt.Errorf("policy.onDrift is empty; leave it out for the default (%q)", policy.DriftQuarantine)
+		}
+		if err := policy.CheckOnDrift(p.OnDrift); err != nil {
+			return nil, fmt.Errorf("policy.onDrift: %w", err)
+		}
+	}
+	if v, ok := m["expose"]; ok {
+		p.Expose = &policy.Expose{}
+		if err := json.Unmarshal(v, p.Expose); err != nil {
+			return nil, fmt.Errorf("policy.expose: %w", err)
+		}
+		if err := p.Expose.Check(); err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+	}
 	if t, ok := m["taint"]; ok {
 		p.Taint = &policy.Taint{}
 		if err := strictDecode(t, p.Taint, "policy.taint", []string{"sources", "sinks"}); err != nil {

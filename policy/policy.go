@@ -9,11 +9,17 @@ import (
 )
 
 // Policy is the part of a lock entry written by the user, never by the
-// server: a sandbox and taint labels. Its JSON form is the "policy" object of
-// an mcp.lock entry.
+// server: a sandbox, taint labels, what run does on drift and what it
+// exposes. Its JSON form is the "policy" object of an mcp.lock entry.
 type Policy struct {
 	Taint   *Taint   `json:"taint,omitempty"`
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// OnDrift is one of DriftModes; "" is DriftQuarantine (and is how
+	// lang writes it, so the lock of a server that does not set it is the
+	// same as before on_drift existed).
+	OnDrift string `json:"onDrift,omitempty"`
+	// Expose is nil when every locked item is exposed.
+	Expose *Expose `json:"expose,omitempty"`
 }
 
 // Taint names the tools whose results may carry attacker-controlled text
@@ -52,7 +58,7 @@ const (
 
 // IsEmpty reports whether p carries no policy at all.
 func (p *Policy) IsEmpty() bool {
-	return p == nil || (p.Taint == nil && p.Sandbox == nil)
+	return p == nil || (p.Taint == nil && p.Sandbox == nil && p.OnDrift == "" && p.Expose == nil)
 }
 
 // Check reports the first taint name that is not a tool in tools (or,
@@ -280,7 +286,7 @@ func (p *Policy) Normalized() *Policy {
 		}
 		return s
 	}
-	out := &Policy{}
+	out := &Policy{OnDrift: p.OnDrift, Expose: p.Expose}
 	if p.Taint != nil {
 		out.Taint = &Taint{Sources: nn(p.Taint.Sources), Sinks: nn(p.Taint.Sinks)}
 	}

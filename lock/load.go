@@ -620,8 +620,10 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, string, erro
 		Image json.RawMessage `json:"image"`
 		// PyPI shadows Settings.PyPI, checked by parsePyPI.
 		PyPI json.RawMessage `json:"pypi"`
+		// Samples shadows Settings.Samples, checked by parseSamples.
+		Samples json.RawMessage `json:"samples"`
 	}
-	if err := strictDecode(raw, &doc, "mcpform", []string{"configDigest", "version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "npm", "image", "pypi", "sandboxLimits"}); err != nil {
+	if err := strictDecode(raw, &doc, "mcpform", []string{"configDigest", "version", "tools", "clientCapabilities", "protocol", "timeout", "pins", "npm", "image", "pypi", "samples", "sandboxLimits"}); err != nil {
 		return nil, nil, "", err
 	}
 	if doc.Pins != nil {
@@ -645,6 +647,12 @@ func parseSettings(raw json.RawMessage) (*Settings, *policy.Limits, string, erro
 	if doc.PyPI != nil {
 		var err error
 		if doc.Settings.PyPI, err = parsePyPI(doc.PyPI); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	if doc.Samples != nil {
+		var err error
+		if doc.Settings.Samples, err = parseSamples(doc.Samples); err != nil {
 			return nil, nil, "", err
 		}
 	}

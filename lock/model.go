@@ -187,6 +187,10 @@ type Settings struct {
 	// for any other server and for an entry locked before PyPI trees were
 	// pinned.
 	PyPI *PyPI `json:"pypi,omitempty"`
+	// Samples are the sample calls of mcp.hcl's sample blocks, by tool,
+	// with the shape of the result each gave (lock.Sample); nil when the
+	// server declares none.
+	Samples map[string]Sample `json:"samples,omitempty"`
 }
 
 // PyPI is what an entry pins of a PyPI package and its dependency tree

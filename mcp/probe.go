@@ -72,6 +72,17 @@ type ServerSpec struct {
 	// OnReject, when set, hears of each tool a remote server listed that
 	// the probe left out: its x-mcp-header annotations are invalid.
 	OnReject func(tool string, why error)
+
+	// Calls, when set, is asked once the lists are read which tools/call
+	// requests the probe makes next, in the same session (plan's sample
+	// calls: which tools, and whether to call them at all, is the
+	// caller's decision). Each waits at most RequestTimeout and never past
+	// Timeout; the results are Surface.Calls. A failed call does not fail
+	// the probe.
+	Calls func(s *Surface) []ToolCall
+	// MaxCallResult bounds each call's result in bytes, default
+	// DefaultMaxCallResult (and never more than MaxLineSize).
+	MaxCallResult int
 }
 
 // Phase is a step of a probe, for progress reports. How the probe ends
@@ -139,6 +150,8 @@ type Surface struct {
 	Prompts           []json.RawMessage
 	Resources         []json.RawMessage
 	ResourceTemplates []json.RawMessage
+	// Calls are the results of ServerSpec.Calls' calls, in their order.
+	Calls []CallResult
 }
 
 // ProbeError is a server that could not be started or probed. The CLI maps
@@ -397,6 +410,9 @@ func (p *prober) run(ctx context.Context) (*Surface, error) {
 	}
 	if p.remote != nil {
 		s.Transport = p.remote.transport()
+	}
+	if p.spec.Calls != nil {
+		s.Calls = p.callTools(ctx, s, p.spec.Calls(s))
 	}
 	return s, nil
 }

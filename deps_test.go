@@ -39,7 +39,7 @@ var allowedImports = map[string]allowed{
 	"lang":        {imports: []string{"internal/escape", "policy"}},
 	"lock":        {imports: []string{"internal/jsonscan", "internal/lockedfile", "internal/strictjson", "policy"}},
 	"mcp":         {imports: []string{"internal/escape", "internal/jsonscan", "internal/mutation", "internal/procfd", "internal/strictjson"}, tests: []string{"internal/fakemcp", "internal/npmtest"}},
-	"surface":     {imports: []string{"lock", "mcp"}},
+	"surface":     {imports: []string{"internal/lockedfile", "internal/strictjson", "lock", "mcp"}},
 	"pins":        {imports: []string{"internal/escape", "lock"}},
 	"pins/npm":    {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "pins"}, tests: []string{"internal/npmtest"}},
 	"pins/image":  {imports: []string{"internal/escape"}, tests: []string{"internal/imagetest"}},

@@ -34,11 +34,13 @@ type verifyFlags struct {
 	json        bool
 	parallelism int
 	names       []string
+	// surfaces are the -surface arguments, NAME=PATH or PATH, in order.
+	surfaces []string
 }
 
 func parseVerifyFlags(args []string, stderr io.Writer) (verifyFlags, error) {
 	var f verifyFlags
-	fs := newFlagSet("verify", stderr, `Usage: mcpform verify [-lock FILE] [-strict] [-json] [-parallelism N] [NAME...]
+	fs := newFlagSet("verify", stderr, `Usage: mcpform verify [-lock FILE] [-strict] [-json] [-parallelism N] [-surface [NAME=]PATH]... [NAME...]
 
 Probes every locked server (or the NAMEs) with its locked argv, env names and era
 and compares the live surface with mcp.lock. Needs no mcp.hcl: it is the CI gate.
@@ -54,12 +56,27 @@ It reports who approved the lock (mcp.lock.sig, made with mcpform sign). Signatu
 that do not verify are tampering (exit 2); with a trust policy in force (-trust,
 $MCPFORM_TRUST, ~/.config/mcpform/trust.hcl, /etc/mcpform/trust.hcl), so is a lock
 without as many approvals as it requires, and nothing is probed.
+
+-surface checks a surface captured elsewhere instead, starting nothing: PATH is
+a saved tools/list (or prompts/list, resources/list, resources/templates/list)
+response, its bare result, or a bare tools array, or a directory of tools.json,
+prompts.json, resources.json and resource-templates.json. Lists not saved, and
+everything but the lists, are taken as locked. Only the servers given a surface
+are checked; -surface PATH without a NAME needs one server (one NAME argument,
+or a lock of one server).
 `)
 	fs.StringVar(&f.lock, "lock", lock.DefaultPath, "the lock file to verify")
 	registerTrust(fs, &f.trust)
 	fs.BoolVar(&f.strict, "strict", false, "fail on informational drift too")
 	fs.BoolVar(&f.json, "json", false, "print the report as JSON")
 	fs.IntVar(&f.parallelism, "parallelism", 10, "how many servers to probe at once")
+	fs.Func("surface", "check the saved surface at PATH against the server's lock entry, starting nothing: -surface [NAME=]PATH (repeatable)", func(s string) error {
+		if s == "" {
+			return errors.New("-surface needs a PATH, or NAME=PATH")
+		}
+		f.surfaces = append(f.surfaces, s)
+		return nil
+	})
 	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
@@ -88,6 +105,9 @@ func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
 			lockrender.VerifyJSON(io.out, rep)
 		}
 		return verifyLockProblem
+	}
+	if len(f.surfaces) > 0 {
+		return verifySaved(io, f, lf, names, approvals)
 	}
 	dir, err := filepath.Abs(filepath.Dir(f.lock))
 	if err != nil {
@@ -153,6 +173,12 @@ func runVerify(ctx context.Context, io *stdio, f verifyFlags) int {
 		}
 		reports = append(reports, rep)
 	}
+	return printVerify(io, f, approvals, reports)
+}
+
+// printVerify prints the report of every server, in name order, and
+// returns verify's exit code for it.
+func printVerify(io *stdio, f verifyFlags, approvals *approval.Report, reports []lockrender.VerifyServer) int {
 	sort.Slice(reports, func(i, j int) bool { return reports[i].Name < reports[j].Name })
 	rep := lockrender.VerifyReport{FormatVersion: lockrender.VerifyFormatVersion, Lock: f.lock, Approvals: verifyApprovals(approvals), Servers: reports, ExitCode: verifyCode(reports)}
 	if f.json {
@@ -200,14 +226,19 @@ func verifyServer(r plan.Result, locked *lock.Entry, strict bool) lockrender.Ver
 		return lockrender.VerifyServer{Name: r.Name, Status: lockrender.Failed, Drift: []lockrender.VerifyDrift{}, Error: r.Err.Error(),
 			DidNotStart: errors.As(r.Err, new(*mcp.StartError))}
 	}
-	diffs := lock.Compare(locked, r.Entry)
-	s := lockrender.VerifyServer{Name: r.Name, Status: lockrender.InSync, Drift: lockrender.DriftOf(diffs)}
+	return compareLive(r.Name, locked, r.Entry, strict)
+}
+
+// compareLive is the verdict on a live entry, probed or saved.
+func compareLive(name string, locked, live *lock.Entry, strict bool) lockrender.VerifyServer {
+	diffs := lock.Compare(locked, live)
+	s := lockrender.VerifyServer{Name: name, Status: lockrender.InSync, Drift: lockrender.DriftOf(diffs)}
 	for _, d := range diffs {
 		if d.Class == lock.Definitional || strict {
 			s.Status = lockrender.Drift
 		}
 	}
-	changes, _ := plan.DiffSurface(plan.ServerAddr(r.Name), locked, r.Entry)
+	changes, _ := plan.DiffSurface(plan.ServerAddr(name), locked, live)
 	addFindings(&s, locked, changes...)
 	return s
 }

@@ -58,6 +58,9 @@ type VerifyServer struct {
 	LockedVersion    string `json:"locked_version,omitempty"`
 	SuggestedVersion string `json:"suggested_version,omitempty"`
 	Error            string `json:"error,omitempty"`
+	// Surface is the saved surface checked instead of a probe (verify
+	// -surface), "" for a server probed.
+	Surface string `json:"surface,omitempty"`
 	// DidNotStart marks an error that is a *mcp.StartError: the text's
 	// header then says "did not start", not "could not be probed" (the
 	// JSON form's error says it already).
@@ -125,7 +128,7 @@ func Verify(w io.Writer, r VerifyReport) {
 			fmt.Fprintf(w, "  %s\n", p)
 		}
 	}
-	drifted, failed := 0, 0
+	drifted, failed, unread := 0, 0, 0
 	for _, s := range r.Servers {
 		switch s.Status {
 		case InSync:
@@ -144,7 +147,10 @@ func Verify(w io.Writer, r VerifyReport) {
 			}
 		case Failed:
 			failed++
-			if s.DidNotStart {
+			if s.Surface != "" {
+				unread++
+				fmt.Fprintf(w, "%s: saved surface not read\n", s.Name)
+			} else if s.DidNotStart {
 				fmt.Fprintf(w, "%s: did not start\n", s.Name)
 			} else {
 				fmt.Fprintf(w, "%s: could not be probed\n", s.Name)
@@ -152,6 +158,9 @@ func Verify(w io.Writer, r VerifyReport) {
 			for _, l := range strings.Split(s.Error, "\n") {
 				fmt.Fprintf(w, "    %s\n", l)
 			}
+		}
+		if s.Surface != "" && s.Status != Failed {
+			fmt.Fprintf(w, "    (the saved surface %s, nothing started)\n", escape.String(s.Surface))
 		}
 		shown := make([]bool, len(s.Findings))
 		for _, d := range s.Drift {
@@ -185,7 +194,11 @@ func Verify(w io.Writer, r VerifyReport) {
 	servers := plural(len(r.Servers), "server", "servers")
 	switch {
 	case failed > 0:
-		fmt.Fprintf(w, "Verify failed: %d of %s could not be probed", failed, servers)
+		what := "could not be probed"
+		if failed == unread {
+			what = "had a saved surface that could not be read"
+		}
+		fmt.Fprintf(w, "Verify failed: %d of %s %s", failed, servers, what)
 		if drifted > 0 {
 			fmt.Fprintf(w, " and %d drifted", drifted)
 		}

@@ -70,6 +70,7 @@ var allowedImports = map[string]allowed{
 	"runtime/sandbox":           {imports: []string{"internal/mutation", "policy"}, tests: []string{"internal/npmtest", "runtime/egress"}},
 	"runtime/egress":            {imports: []string{"internal/mutation", "policy"}},
 	"taint/render":              {imports: []string{"internal/escape", "runtime/taint"}},
+	"judge":                     {imports: []string{"internal/strictjson"}, tests: []string{"internal/judgetest"}},
 
 	"cmd/mcpform": {
 		imports: []string{"apply", "approval", "internal/escape", "internal/mutation", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "oauth", "onboard", "pins", "pins/image", "pins/npm", "pins/provenance", "pins/pypi", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "taint/render"},
@@ -85,6 +86,7 @@ var allowedImports = map[string]allowed{
 	"internal/lockedfile":            {},
 	"internal/mutation":              {},
 	"internal/fakemcp":               {},
+	"internal/judgetest":             {},
 	"internal/procfd":                {},
 	"internal/hostile":               {imports: []string{"internal/procfd"}},
 	"internal/npmtest":               {},

@@ -55,6 +55,10 @@ type Config struct {
 	// Servers holds every server of the root module and of its modules,
 	// sorted by Name.
 	Servers []*Server
+	// Judges are the judge blocks of the root mcpform block, in the order
+	// written; nil without any. They grade text changes in a plan and are
+	// not part of plan.ConfigDigest (see Judge).
+	Judges []Judge
 	// Files holds the source of every file read (configuration, modules,
 	// variable files), by the file name diagnostics use.
 	Files map[string][]byte
@@ -102,6 +106,9 @@ type Server struct {
 	// ClientCapabilities is the JSON object the probe and the proxy
 	// declare upstream as the client's capabilities; nil declares none.
 	ClientCapabilities json.RawMessage
+	// Samples are the sample blocks, by tool name: the calls plan makes
+	// to fingerprint each result's shape; nil when there are none.
+	Samples []Sample `json:",omitempty"`
 	// Policy holds the sandbox and taint blocks.
 	Policy policy.Policy
 	// DeclRange is the range of the block header (`server "time"`). It

@@ -98,6 +98,7 @@ func load(fsys fileSystem, dir string, opts Options) (*Config, hcl.Diagnostics) 
 		}
 	}
 	cfg.Servers = l.servers
+	cfg.Judges = l.judges
 	return cfg, sanitize(diags)
 }
 
@@ -110,6 +111,7 @@ type loader struct {
 	manifest *manifest
 	mdiags   hcl.Diagnostics // from reading the manifest, reported once
 	servers  []*Server
+	judges   []Judge // the root mcpform block's
 }
 
 // module is one parsed configuration directory, before evaluation.
@@ -288,9 +290,12 @@ func (l *loader) rel(dir string) string {
 func (l *loader) checkSettings(m *module, isRoot bool) (string, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	var lockfile string
+	var judgeBlocks []*hcl.Block
 	for _, b := range m.settings {
-		content, cdiags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "required_version"}, {Name: "lockfile"}}})
+		content, cdiags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "required_version"}, {Name: "lockfile"}},
+			Blocks: []hcl.BlockHeaderSchema{{Type: "judge", LabelNames: []string{"name"}}}})
 		diags = append(diags, cdiags...)
+		judgeBlocks = append(judgeBlocks, content.Blocks...)
 		if a, ok := content.Attributes["required_version"]; ok {
 			diags = append(diags, l.checkRequiredVersion(a)...)
 		}
@@ -317,6 +322,11 @@ func (l *loader) checkSettings(m *module, isRoot bool) (string, hcl.Diagnostics)
 			}
 			lockfile = v
 		}
+	}
+	judges, jdiags := checkJudges(judgeBlocks, isRoot)
+	diags = append(diags, jdiags...)
+	if isRoot {
+		l.judges = judges
 	}
 	return lockfile, diags
 }

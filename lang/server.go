@@ -39,6 +39,7 @@ var serverSchema = &hcl.BodySchema{
 		{Type: "sandbox"},
 		{Type: "taint"},
 		{Type: "tool", LabelNames: []string{"name"}},
+		{Type: "sample", LabelNames: []string{"tool"}},
 		{Type: "expose"},
 	},
 }
@@ -205,13 +206,16 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 	seen := map[string]*hcl.Block{}
 	for _, blk := range content.Blocks {
 		key := blk.Type
-		if blk.Type == "tool" {
+		if blk.Type == "tool" || blk.Type == "sample" {
 			key += "." + blk.Labels[0]
 		}
 		if prev, dup := seen[key]; dup {
 			what := fmt.Sprintf("Only one %q block is allowed in a server.", blk.Type)
-			if blk.Type == "tool" {
+			switch blk.Type {
+			case "tool":
 				what = fmt.Sprintf("Tool %q already has a tool block.", blk.Labels[0])
+			case "sample":
+				what = fmt.Sprintf("Tool %q already has a sample block: a server calls each tool once, with one set of arguments.", blk.Labels[0])
 			}
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -254,6 +258,10 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 				continue
 			}
 			srv.Policy.Expose = s.decodeExpose(blk, &diags)
+		case "sample":
+			if smp := s.decodeSample(blk, &diags); smp != nil {
+				srv.Samples = append(srv.Samples, *smp)
+			}
 		case "tool":
 			tc, d := blk.Body.Content(toolSchema)
 			diags = append(diags, d...)
@@ -276,6 +284,7 @@ func (s *scope) decodeServer(b *hcl.Block) (*Server, hcl.Diagnostics) {
 			}
 		}
 	}
+	sortSamples(srv.Samples)
 	diags = withoutUnknownLabels(diags)
 	if diags.HasErrors() || (srv.Command == nil && srv.URL == "") {
 		return nil, diags

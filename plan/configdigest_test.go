@@ -51,9 +51,9 @@ func TestFinishAddsConfigDigest(t *testing.T) {
 				t.Fatal(err)
 			}
 			same := &ServerPlan{Name: "same", Addr: "server.same"}
-			planServer(same, declared("same"), nil, current.Servers["same"], withTools(t, "fetch"), nil)
+			planServer(same, declared("same"), nil, current.Servers["same"], withTools(t, "fetch"), nil, nil)
 			changed := &ServerPlan{Name: "changed", Addr: "server.changed"}
-			planServer(changed, declared("changed"), nil, current.Servers["changed"], withTools(t, "fetch", "send"), nil)
+			planServer(changed, declared("changed"), nil, current.Servers["changed"], withTools(t, "fetch", "send"), nil, nil)
 			gone := &ServerPlan{Name: "gone", Addr: "server.gone", Action: Delete}
 			if same.Action != NoOp || len(same.Changes) != 0 || changed.Action != Update {
 				t.Fatalf("same: %v %+v; changed: %v: the test's servers are not what it means", same.Action, same.Changes, changed.Action)
@@ -89,7 +89,7 @@ func TestFinishAddsConfigDigest(t *testing.T) {
 			// The same lock, and only the unchanged server planned: only
 			// the configDigest is to write.
 			same2 := &ServerPlan{Name: "same", Addr: "server.same"}
-			planServer(same2, declared("same"), nil, current.Servers["same"], withTools(t, "fetch"), nil)
+			planServer(same2, declared("same"), nil, current.Servers["same"], withTools(t, "fetch"), nil, nil)
 			only := &Plan{Servers: []*ServerPlan{same2}}
 			if err := Finish(only, current, "mcpform test"); err != nil {
 				t.Fatal(err)

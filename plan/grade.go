@@ -169,12 +169,18 @@ func (d *differ) instructions(addr string, a, b *string) {
 }
 
 // text grades a changed description-like string: whitespace-only edits are
-// a patch, anything else is the given (security-relevant) rule.
+// a patch, and so are edits of ASCII case and punctuation only
+// (cosmeticOnly); anything else is the given (security-relevant) rule,
+// which plan's judges, when mcp.hcl has any, may regrade (judged.go).
 func (d *differ) text(rule, addr string, a, b any) {
 	as, aok := a.(string)
 	bs, bok := b.(string)
 	if aok && bok && whitespaceOnly(as, bs) {
 		d.addValues("MCP-TEXT-WHITESPACE-CHANGED", addr, a, b, "")
+		return
+	}
+	if aok && bok && cosmeticOnly(as, bs) {
+		d.addValues("MCP-TEXT-COSMETIC-CHANGED", addr, a, b, "")
 		return
 	}
 	d.addValues(rule, addr, a, b, "")

@@ -193,6 +193,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		opts.Probing(len(targets))
 	}
 	results := ProbeAll(ctx, targets, opts.Parallelism, opts.Progress)
+	jury := newTextJudge(ctx, cfg.Judges, opts.LookupEnv)
 	for _, t := range targets {
 		p.Notes = append(p.Notes, rejected[t.Name]...)
 	}
@@ -226,7 +227,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			sp.Error = fmt.Sprintf("the server answered, and mcpform cannot pin the file its command starts (%v): fix the command in mcp.hcl", pr.err)
 			continue
 		}
-		planServer(sp, declared[r.Name], remotes[r.Name], locked.Servers[r.Name], r.Entry, pinned[r.Name].pins)
+		planServer(sp, declared[r.Name], remotes[r.Name], locked.Servers[r.Name], r.Entry, pinned[r.Name].pins, jury)
 		if nr, ok := npmPinned[r.Name]; ok && sp.Entry != nil {
 			recordNPM(p, sp, nr, locked.Servers[r.Name])
 		}
@@ -300,7 +301,7 @@ func envHint(s *lang.Server) string {
 
 // planServer fills sp for a probed server: the entry apply would write, and
 // every change against the locked entry (nil for a new server).
-func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *lock.Entry, filePins *lock.Pins) {
+func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *lock.Entry, filePins *lock.Pins, jury *textJudge) {
 	if live.Remote != nil && remote != nil {
 		// The transport the probe spoke (the HTTP+SSE fallback, or
 		// not), which run then speaks and no other.
@@ -344,6 +345,7 @@ func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *
 		}
 	}
 	surface, unchanged := DiffSurface(sp.Addr, base, live)
+	jury.judge(surface) // before the grades are summed and gated
 	sp.Changes = append(sp.Changes, surface...)
 	sp.Unchanged = unchanged
 	if old != nil && len(sp.Changes) > 0 {

@@ -105,7 +105,7 @@ func TestPlanServerLimits(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sp := &ServerPlan{Name: "s", Addr: "server.s"}
-			planServer(sp, server(tt.live), nil, locked(tt.locked), withTools(t, "fetch"), nil)
+			planServer(sp, server(tt.live), nil, locked(tt.locked), withTools(t, "fetch"), nil, nil)
 			var got []string
 			for _, c := range sp.Changes {
 				if c.Class != Config || c.Grade != None || c.Action != Update {
@@ -146,7 +146,7 @@ func TestPlanServerTaintAndBumpGate(t *testing.T) {
 	// patch bump is refused; the label for the vanished tool is dropped by
 	// Finish with a note, not an error.
 	sp := &ServerPlan{Name: "s", Addr: "server.s", Version: s.Version}
-	planServer(sp, s, nil, old, withTools(t, "fetch"), nil)
+	planServer(sp, s, nil, old, withTools(t, "fetch"), nil, nil)
 	if sp.Error != "" {
 		t.Errorf("a label for a tool the lock has but the server dropped: error %q, want none", sp.Error)
 	}
@@ -168,7 +168,7 @@ func TestPlanServerTaintAndBumpGate(t *testing.T) {
 	// A label that names no tool at all is a typo: an error.
 	s.Policy.Taint.Sinks = []string{"sned"}
 	sp = &ServerPlan{Name: "s", Addr: "server.s"}
-	planServer(sp, s, nil, old, withTools(t, "fetch", "send"), nil)
+	planServer(sp, s, nil, old, withTools(t, "fetch", "send"), nil, nil)
 	if !strings.Contains(sp.Error, `taint sink "sned" is not a locked tool: the server lists no such tool; did you mean "send"? fix the taint block`) {
 		t.Errorf("error = %q, want the misspelled sink named, with the tool meant", sp.Error)
 	}
@@ -182,14 +182,14 @@ func TestPlanServerUnknownVersionedTool(t *testing.T) {
 		s := &lang.Server{Name: "s", Addr: "server.s", Command: []string{"srv"}, Protocol: "auto", Timeout: 30 * time.Second,
 			ToolVersions: map[string]string{"fecth": "1.0.0", "send": "1.0.0"}}
 		sp := &ServerPlan{Name: "s", Addr: "server.s"}
-		planServer(sp, s, nil, old, withTools(t, "fetch", "send"), nil)
+		planServer(sp, s, nil, old, withTools(t, "fetch", "send"), nil, nil)
 		want := `tool "fecth" has a declared version, but the server lists no such tool; did you mean "fetch"? fix the tool block in mcp.hcl`
 		if sp.VersionError != want {
 			t.Errorf("locked %v: version error %q, want %q", old != nil, sp.VersionError, want)
 		}
 		s.ToolVersions = map[string]string{"zzzzzz": "1.0.0"}
 		sp = &ServerPlan{Name: "s", Addr: "server.s"}
-		planServer(sp, s, nil, old, withTools(t, "fetch", "send"), nil)
+		planServer(sp, s, nil, old, withTools(t, "fetch", "send"), nil, nil)
 		if want := `tool "zzzzzz" has a declared version, but the server lists no such tool; fix the tool block in mcp.hcl`; sp.VersionError != want {
 			t.Errorf("locked %v: version error %q, want %q", old != nil, sp.VersionError, want)
 		}

@@ -116,6 +116,10 @@ type Change struct {
 	// renderer can group changes without parsing addresses (a URI holds
 	// dots); empty for a server-level change.
 	Item string `json:"item,omitempty"`
+	// Judgement is what the judges of mcp.hcl said of a changed
+	// description or instructions text (judged.go); nil when none was
+	// asked. Never part of the lock.
+	Judgement *Judgement `json:"judgement,omitempty"`
 }
 
 // ServerPlan is everything the plan says about one server.

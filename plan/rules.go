@@ -128,6 +128,26 @@ func buildCatalogue() []Rule {
 		Detail: "Runs of spaces, tabs and line breaks are compared as one space. Other Unicode spaces and zero-width " +
 			"characters are not whitespace here: they can hide text, so changing them is a description change.",
 		Example: `"Get the time." -> "Get the time.\n"`})
+	add(Rule{ID: "MCP-TEXT-COSMETIC-CHANGED", Grade: Patch, Class: Definitional,
+		Summary: "A description or the instructions changed in ASCII letter case or word-edge punctuation only.",
+		Detail: "After whitespace is compared as for MCP-TEXT-WHITESPACE-CHANGED, the words are compared without ASCII case " +
+			"and without the ASCII punctuation that starts or ends a word ( ( [ { \" ' ` before, . , ; : ! ? ) ] } \" ' ` after). " +
+			"Punctuation inside a word (1.5, ~/.ssh, don't, -rf) is text, and so is every non-ASCII character, punctuation and " +
+			"case included: Unicode spaces, zero-width, bidi and tag characters can hide text. No judge is asked.",
+		Example: `"get the time" -> "Get the time."`})
+	add(Rule{ID: "MCP-TEXT-JUDGED-EQUIVALENT", Grade: Patch, Class: Definitional, Security: true,
+		Summary: "A changed description or the instructions, which every judge of mcp.hcl found equivalent.",
+		Detail: "Every judge (judge blocks of the mcpform block) answered that the meaning, the selection intent and the side " +
+			"effects did not move, each with confidence 0.5 or more, so the change is graded patch instead of its structural rule " +
+			"(the plan names it: structural_rule). It stays security-relevant: the text is the server's, and a text written to " +
+			"persuade a model can persuade a judge. Read it; the verdicts, models and confidences are in the plan, never in the lock.",
+		Example: `"Retuns the curent time" -> "Returns the current time" (judges: equivalent)`})
+	add(Rule{ID: "MCP-TEXT-NEEDS-CONFIRMATION", Grade: Major, Class: Definitional, Security: true,
+		Summary: "A changed description or the instructions on which the judges of mcp.hcl are split.",
+		Detail: "No judge answered changed with confidence 0.5 or more, and not every judge answered equivalent with it: " +
+			"some said equivalent while others failed (judge-error), or an answer was below 0.5. The structural grade stands " +
+			"(major); a person must confirm the change by reading it. The plan exits as for any change.",
+		Example: `"Get the time" -> "Get the current time" (judge a: equivalent 0.9, judge b: HTTP 500)`})
 	add(Rule{ID: "MCP-INSTRUCTIONS-CHANGED", Grade: Major, Class: Definitional, Security: true,
 		Summary: "The server's instructions were added, removed or changed.",
 		Detail: "Clients put instructions into the model's context, so they steer every tool call of the session. " +

@@ -21,6 +21,8 @@ func TestEveryRuleIsCatalogued(t *testing.T) {
 	t.Run("npm", TestNPMChanges)
 	t.Run("image", TestImageChanges)
 	t.Run("pypi", TestPyPIChanges)
+	t.Run("cosmetic", TestCosmeticTexts)
+	t.Run("judged", TestJudgedTexts)
 	for id := range seenRules {
 		if _, ok := LookupRule(id); !ok {
 			t.Errorf("a change carries rule %s, which is not in the catalogue", id)

@@ -94,6 +94,9 @@ func (h *human) plan(p *plan.Plan) {
 	if sum.Security > 0 {
 		h.printf("%s\n", h.pal.security(fmt.Sprintf("%d security-relevant change%s: read them with an attacker in mind.", sum.Security, plural(sum.Security))))
 	}
+	for _, l := range judgeSummary(p) {
+		h.printf("%s\n", h.pal.security(l))
+	}
 	// The errors were shown in full with their servers above; the
 	// summary names each in one line.
 	errPal := h.pal
@@ -318,6 +321,7 @@ func (h *human) rule(indent int, c plan.Change) {
 	if c.Detail != "" {
 		h.printf("%s# %s\n", pad(indent), escape.String(c.Detail))
 	}
+	h.judgement(indent, c)
 }
 
 // change prints one attribute: "~ name = old -> new", "+ name = new",

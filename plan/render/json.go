@@ -36,7 +36,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 		for _, c := range s.Changes {
 			js.Changes = append(js.Changes, jsonChange{Address: c.Addr, Item: c.Item, Action: c.Action.String(),
 				Class: string(c.Class), Grade: c.Grade.String(), Rule: c.Rule, SecurityRelevant: c.Security,
-				Before: c.Before, After: c.After, Detail: c.Detail})
+				Before: c.Before, After: c.After, Detail: c.Detail, Judgement: c.Judgement})
 		}
 		out.Servers = append(out.Servers, js)
 	}
@@ -94,6 +94,8 @@ type jsonChange struct {
 	Before           json.RawMessage `json:"before"`
 	After            json.RawMessage `json:"after"`
 	Detail           string          `json:"detail,omitempty"`
+	// Judgement is the judges' verdicts on a changed text (JSON.md).
+	Judgement *plan.Judgement `json:"judgement,omitempty"`
 }
 
 type jsonSummary struct {

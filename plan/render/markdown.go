@@ -106,6 +106,9 @@ func MarkdownWithOptions(w io.Writer, p *plan.Plan, o MarkdownOptions) error {
 		fmt.Fprintf(&head, "\n> [!WARNING]\n> %d security-relevant change%s: read %s with an attacker in mind.\n",
 			sum.Security, plural(sum.Security), map[bool]string{true: "it", false: "them"}[sum.Security == 1])
 	}
+	for _, l := range judgeSummary(p) {
+		fmt.Fprintf(&head, "\n> [!WARNING]\n> %s\n", l)
+	}
 
 	var servers []*plan.ServerPlan
 	longest := ""

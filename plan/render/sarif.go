@@ -154,12 +154,13 @@ func sarifResultFor(s *plan.ServerPlan, c plan.Change, rule int, loc SARIFLocati
 		text += ", security-relevant: read it with an attacker in mind"
 	}
 	text += "). Review it with `mcpform plan`; `mcpform explain " + c.Rule + "` says what it means."
+	text += sarifJudgement(c)
 	phys := sarifPhysical{ArtifactLocation: sarifArtifact{URI: sarifURI(loc.File)}}
 	if loc.Line > 0 {
 		phys.Region = &sarifRegion{StartLine: loc.Line}
 	}
 	sum := sha256.Sum256([]byte(c.Addr + "\x00" + c.Rule + "\x00" + string(c.Action) + "\x00" + string(c.Before) + "\x00" + string(c.After)))
-	return sarifResult{
+	r := sarifResult{
 		RuleID:    c.Rule,
 		RuleIndex: rule,
 		Level:     sarifLevel(c.Grade),
@@ -180,6 +181,10 @@ func sarifResultFor(s *plan.ServerPlan, c plan.Change, rule int, loc SARIFLocati
 			"security_relevant": c.Security,
 		},
 	}
+	if c.Judgement != nil {
+		r.Properties["judgement"] = c.Judgement.Outcome
+	}
+	return r
 }
 
 func ruleSummary(id string) string {

@@ -44,7 +44,7 @@ var allowedImports = map[string]allowed{
 	"pins/npm":    {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "pins"}, tests: []string{"internal/npmtest"}},
 	"pins/image":  {imports: []string{"internal/escape"}, tests: []string{"internal/imagetest"}},
 	"pins/pypi":   {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "pins"}, tests: []string{"internal/pypitest"}},
-	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "judge", "lang", "lock", "mcp", "pins", "pins/image", "pins/npm", "pins/provenance", "pins/pypi", "policy", "surface"}, tests: []string{"internal/fakemcp", "internal/imagetest", "internal/judgetest", "internal/npmtest", "internal/pypitest"}},
+	"plan":        {imports: []string{"internal/escape", "internal/lockedfile", "internal/strictjson", "judge", "lang", "lock", "mcp", "pins", "pins/image", "pins/npm", "pins/provenance", "pins/pypi", "policy", "runtime/enforce", "surface"}, tests: []string{"internal/fakemcp", "internal/imagetest", "internal/judgetest", "internal/npmtest", "internal/pypitest"}},
 	"plan/render": {imports: []string{"internal/escape", "internal/textdiff", "lock", "plan"}, tests: []string{"mcp"}},
 	"lock/render": {imports: []string{"internal/escape", "lock"}},
 	"apply":       {imports: []string{"lock", "plan"}},

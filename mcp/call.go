@@ -85,7 +85,7 @@ func (p *prober) callTools(ctx context.Context, s *Surface, calls []ToolCall) []
 		}
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-				err = fmt.Errorf("no answer within the probe's timeout of %v: %w", p.spec.Timeout, err)
+				err = &timeoutError{timeout: p.spec.Timeout, err: context.DeadlineExceeded}
 			}
 			r.Err = err
 		} else {

@@ -150,7 +150,8 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			pinned[s.Name] = pinResult{p, err}
 		}
 		t := Target{Name: s.Name, Command: probed, Env: s.Env, Remote: remoteOf(s), Dir: cfg.Dir, Era: era,
-			ClientCapabilities: s.ClientCapabilities, Timeout: s.Timeout, LookupEnv: opts.LookupEnv}
+			ClientCapabilities: s.ClientCapabilities, Timeout: s.Timeout, LookupEnv: opts.LookupEnv,
+			Samples: samplesOf(s), SampleLock: locked.Servers[s.Name]}
 		if t.Remote != nil && t.Remote.Auth != nil && t.Remote.Auth.OAuth {
 			if opts.OAuth == nil {
 				sp.Error = "auth { oauth = true }: this plan has no OAuth tokens to probe the server with"
@@ -227,7 +228,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 			sp.Error = fmt.Sprintf("the server answered, and mcpform cannot pin the file its command starts (%v): fix the command in mcp.hcl", pr.err)
 			continue
 		}
-		planServer(sp, declared[r.Name], remotes[r.Name], locked.Servers[r.Name], r.Entry, pinned[r.Name].pins, jury)
+		planServer(sp, declared[r.Name], remotes[r.Name], locked.Servers[r.Name], r.Entry, pinned[r.Name].pins, jury, r.Samples...)
 		if nr, ok := npmPinned[r.Name]; ok && sp.Entry != nil {
 			recordNPM(p, sp, nr, locked.Servers[r.Name])
 		}
@@ -237,6 +238,7 @@ func Make(ctx context.Context, cfg *lang.Config, locked *lock.File, lockBytes []
 		if pr, ok := pypiPinned[r.Name]; ok && sp.Entry != nil {
 			recordPyPI(p, sp, pr, locked.Servers[r.Name])
 		}
+		recordSamples(p, sp, r.Samples)
 	}
 	for name, e := range locked.Servers {
 		if _, ok := declared[name]; ok || !selected(name, ServerAddr(name)) {
@@ -301,7 +303,7 @@ func envHint(s *lang.Server) string {
 
 // planServer fills sp for a probed server: the entry apply would write, and
 // every change against the locked entry (nil for a new server).
-func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *lock.Entry, filePins *lock.Pins, jury *textJudge) {
+func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *lock.Entry, filePins *lock.Pins, jury *textJudge, samples ...SampleResult) {
 	if live.Remote != nil && remote != nil {
 		// The transport the probe spoke (the HTTP+SSE fallback, or
 		// not), which run then speaks and no other.
@@ -346,6 +348,9 @@ func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *
 	}
 	surface, unchanged := DiffSurface(sp.Addr, base, live)
 	jury.judge(surface) // before the grades are summed and gated
+	// What the sample calls' results show, graded as surface changes: a
+	// result's shape is the tool's contract too (samples.go).
+	surface = append(surface, SampleChanges(sp.Addr, old, samples)...)
 	sp.Changes = append(sp.Changes, surface...)
 	sp.Unchanged = unchanged
 	if old != nil && len(sp.Changes) > 0 {

@@ -41,6 +41,13 @@ type Target struct {
 	// (mcp.ServerSpec.OnPhase), on the probing goroutine. A second probe
 	// (the era fallback of a locked server) reports its phases again.
 	OnPhase func(mcp.Phase)
+	// Samples are the sample calls the probe makes after the lists, each
+	// only if its tool is marked read-only live and in SampleLock (or it
+	// allows side effects); Result.Samples says what became of each.
+	Samples []SampleCall
+	// SampleLock is the locked entry whose tool annotations gate the
+	// samples too; nil for a server the lock does not hold.
+	SampleLock *lock.Entry
 }
 
 // TargetFromEntry is the Target that probes a locked entry exactly as it was
@@ -56,6 +63,7 @@ func TargetFromEntry(name string, e *lock.Entry, dir string) Target {
 			t.Era, _ = mcp.ParseEra(s.Protocol)
 		}
 	}
+	t.Samples, t.SampleLock = lockedSamples(e), e
 	return t
 }
 
@@ -67,35 +75,54 @@ func TargetFromEntry(name string, e *lock.Entry, dir string) Target {
 // surface in the other era is returned (Compare reports it as era drift). A
 // server that speaks both eras thus keeps the era it was locked in.
 func Probe(ctx context.Context, t Target) (*lock.Entry, error) {
+	e, _, err := probeSampled(ctx, t)
+	return e, err
+}
+
+// probeSampled is Probe with what became of the target's samples.
+func probeSampled(ctx context.Context, t Target) (*lock.Entry, []SampleResult, error) {
 	era := t.Era
 	if era == mcp.EraAuto && t.Locked != nil {
 		era = mcp.EraLegacy
 		if t.Locked.Modern() {
 			era = mcp.EraModern
 		}
-		s, err := probe(ctx, t, era)
+		s, sm, err := probe(ctx, t, era)
 		if err == nil {
-			return surface.Entry(s)
+			return sampledEntry(s, sm)
 		}
 		if ctx.Err() != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		auto, autoErr := probe(ctx, t, mcp.EraAuto)
+		auto, sm, autoErr := probe(ctx, t, mcp.EraAuto)
 		if autoErr != nil || auto.Era == era {
 			// The server does not answer in another era either: the
 			// failure in its own era is the one to report.
-			return nil, err
+			return nil, nil, err
 		}
-		return surface.Entry(auto)
+		return sampledEntry(auto, sm)
 	}
-	s, err := probe(ctx, t, era)
+	s, sm, err := probe(ctx, t, era)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return surface.Entry(s)
+	return sampledEntry(s, sm)
 }
 
-func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, error) {
+// sampledEntry is the live entry of s and its samples' results.
+func sampledEntry(s *mcp.Surface, sm *sampler) (*lock.Entry, []SampleResult, error) {
+	e, err := surface.Entry(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	var results []SampleResult
+	if sm != nil {
+		results = sm.finish(s)
+	}
+	return e, results, nil
+}
+
+func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, *sampler, error) {
 	var url, bearer string
 	var headers map[string]string
 	if r := t.Remote; r != nil {
@@ -104,7 +131,13 @@ func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, error) {
 			bearer = r.Auth.BearerEnv
 		}
 	}
-	return mcp.Probe(ctx, mcp.ServerSpec{
+	var sm *sampler
+	var calls func(*mcp.Surface) []mcp.ToolCall
+	if len(t.Samples) > 0 {
+		sm = &sampler{samples: t.Samples, locked: t.SampleLock}
+		calls = sm.calls
+	}
+	s, err := mcp.Probe(ctx, mcp.ServerSpec{
 		URL:                url,
 		Headers:            headers,
 		BearerEnv:          bearer,
@@ -120,13 +153,17 @@ func probe(ctx context.Context, t Target, era mcp.Era) (*mcp.Surface, error) {
 		Timeout:            t.Timeout,
 		Prepare:            t.Prepare,
 		OnPhase:            t.OnPhase,
+		Calls:              calls,
 	})
+	return s, sm, err
 }
 
 // Result is the outcome of probing one Target.
 type Result struct {
-	Name     string
-	Entry    *lock.Entry // nil when Err is set
+	Name  string
+	Entry *lock.Entry // nil when Err is set
+	// Samples are what became of Target.Samples, in their order.
+	Samples  []SampleResult
 	Err      error
 	Duration time.Duration
 }
@@ -161,8 +198,8 @@ func ProbeAll(ctx context.Context, targets []Target, parallelism int, progress P
 			defer func() { <-sem }()
 			report(t.Name, false, nil)
 			start := time.Now()
-			e, err := Probe(ctx, t)
-			results[i] = Result{Name: t.Name, Entry: e, Err: err, Duration: time.Since(start)}
+			e, samples, err := probeSampled(ctx, t)
+			results[i] = Result{Name: t.Name, Entry: e, Samples: samples, Err: err, Duration: time.Since(start)}
 			report(t.Name, true, &results[i])
 		}()
 	}

@@ -489,6 +489,7 @@ func buildCatalogue() []Rule {
 			"changes) must be matched: major → next major, minor → next minor, patch → next patch; an unchanged " +
 			"version over a changed contract fails too. Over-bumping is fine. The plan exits 1 and apply refuses.",
 		Example: `locked 1.4.0, declared 1.5.0, a tool removed: declare 2.0.0 or later`})
+	rs = append(rs, sampleRules()...)
 
 	sort.Slice(rs, func(i, j int) bool { return rs[i].ID < rs[j].ID })
 	for i := 1; i < len(rs); i++ {

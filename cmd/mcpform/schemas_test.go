@@ -118,6 +118,7 @@ module "team" {
 func TestSchemas(t *testing.T) {
 	lockSchema := compileSchema(t, "mcp.lock.schema.json")
 	planSchema := compileSchema(t, "plan.schema.json")
+	verifySchema := compileSchema(t, "verify.schema.json")
 	clientSchema := compileSchema(t, "client-config.schema.json")
 	valid := func(what string, sch *jsonschema.Schema, data []byte) {
 		t.Helper()
@@ -142,6 +143,7 @@ func TestSchemas(t *testing.T) {
 	valid("show -json", lockSchema, mcpformIn(t, dir, 0, "show", "-json"))
 	valid("show -json of one server", lockSchema, mcpformIn(t, dir, 0, "show", "-json", "time"))
 	valid("the plan without changes", planSchema, mcpformIn(t, dir, 0, "plan", "-json", "-detailed-exitcode"))
+	valid("verify -json in sync", verifySchema, mcpformIn(t, dir, 0, "verify", "-json"))
 
 	// Every kind of change: a description (security-relevant), a required
 	// input, a removed and an added tool, a removed prompt, instructions
@@ -165,6 +167,13 @@ func TestSchemas(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"mcp.hcl": hcl})
 	changed := mcpformIn(t, dir, 1, "plan", "-json", "-detailed-exitcode")
 	valid("a plan with changes and a failed server", planSchema, changed)
+	verified := mcpformIn(t, dir, 3, "verify", "-json")
+	valid("verify -json with drift and a failed server", verifySchema, verified)
+	for _, want := range []string{`"status": "drift"`, `"status": "error"`, `"rule": "MCP-TOOL-DESCRIPTION-CHANGED"`, `"required_bump": "major"`} {
+		if !bytes.Contains(verified, []byte(want)) {
+			t.Errorf("verify -json has no %s: the schema test misses a case\n%s", want, verified)
+		}
+	}
 	var p struct {
 		Servers []struct {
 			Action, Error string
@@ -242,6 +251,9 @@ func TestSchemas(t *testing.T) {
 		{"a lock with limits in the shared policy", lockSchema, lockData, []byte(`"taint": {`), []byte(`"sandbox": {"limits": {"memory": 1073741824}}, "taint": {`)},
 		{"a plan with an unknown field", planSchema, changed, []byte(`"has_changes"`), []byte(`"surprise": 1, "has_changes"`)},
 		{"a plan with an unknown grade", planSchema, changed, []byte(`"required_bump": "major"`), []byte(`"required_bump": "huge"`)},
+		{"a verify report with an unknown field", verifySchema, verified, []byte(`"exit_code"`), []byte(`"surprise": 1, "exit_code"`)},
+		{"a verify finding without a rule", verifySchema, verified, []byte(`"rule": "MCP-TOOL-DESCRIPTION-CHANGED",`), []byte(``)},
+		{"a verify report with an unknown status", verifySchema, verified, []byte(`"status": "drift"`), []byte(`"status": "drifting"`)},
 		{"a client config that does not launch mcpform run", clientSchema,
 			mcpformIn(t, dir, 0, "client-config", "-mcpform", "/opt/mcpform/bin/mcpform"), []byte(`["run", `), []byte(`["serve", `)},
 	} {
@@ -270,8 +282,8 @@ func TestSchemasInREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(repoRoot, "schemas", "*.json"))
-	if len(files) != 3 {
-		t.Errorf("schemas/ holds %d schemas, want 3", len(files))
+	if len(files) != 4 {
+		t.Errorf("schemas/ holds %d schemas, want 4", len(files))
 	}
 	for _, f := range files {
 		if !bytes.Contains(readme, []byte("schemas/"+filepath.Base(f))) {

@@ -116,7 +116,7 @@ type Middleware func(Handler) Handler
 func (p *proxy) chain(extra []Middleware) Handler {
 	links := []Middleware{
 		auditLink{log: p.audit, session: p.session, server: p.name, logf: p.logf}.wrap,
-		quarantineLink{state: &p.state, wait: p.opts.StartTimeout + time.Second}.wrap,
+		quarantineLink{state: &p.state, wait: p.opts.StartTimeout + time.Second, view: p.view}.wrap,
 		enforceLink{checker: p.checker}.wrap,
 		tasksLink{tasks: &p.tasks}.wrap,
 		resultsLink{checker: p.checker}.wrap,

@@ -5,7 +5,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpform/mcpform/lock"
 	"github.com/mcpform/mcpform/mcp"
+	"github.com/mcpform/mcpform/runtime/enforce"
 )
 
 // serverState is what verification knows of the server, read on every
@@ -20,6 +22,9 @@ type serverState struct {
 	gate        atomic.Pointer[chan struct{}]
 	quarantined atomic.Pointer[string]
 	startErr    atomic.Pointer[mcp.StartError]
+	// blocked holds the items that drifted under on_drift =
+	// "block-changed" (ondrift.go); nil while none has.
+	blocked atomic.Pointer[enforce.Blocked]
 }
 
 // closeGate makes requests wait until the surface has been verified. It is
@@ -44,10 +49,14 @@ func (s *serverState) isQuarantined() bool { return s.quarantined.Load() != nil 
 
 // quarantineLink holds requests while the surface is verified (at most
 // wait) and refuses them all once it drifted, or once the server did not
-// start.
+// start; under on_drift = "block-changed" it refuses those about the
+// items that drifted.
 type quarantineLink struct {
 	state *serverState
 	wait  time.Duration
+	// view is the entry as the client may see it (expose applied): the
+	// blocked items are refused only as far as the client may know them.
+	view *lock.Entry
 }
 
 func (l quarantineLink) wrap(next Handler) Handler {
@@ -58,6 +67,10 @@ func (l quarantineLink) wrap(next Handler) Handler {
 		}
 		if msg := l.state.quarantined.Load(); msg != nil {
 			reply(rpcError(CodeQuarantined, *msg), nil)
+			return
+		}
+		if r := l.state.blockedRefusal(&req.Call, l.view); r != nil {
+			reply(refusal(r), nil)
 			return
 		}
 		next(ctx, req, reply)

@@ -167,7 +167,15 @@ type proxy struct {
 	up   serverConn
 	proc *mcp.Process
 
+	// view is the entry as the client may see it (ondrift.go): expose
+	// applied. served and checker are built from it; verification
+	// compares the whole entry with the live surface.
+	view   *lock.Entry
 	served *served
+	// blockedLists replaces served's lists once items drifted under
+	// on_drift = "block-changed" (ondrift.go); blockMu orders its writers.
+	blockedLists atomic.Pointer[[4][2][]byte]
+	blockMu      sync.Mutex
 	// tasks are the tasks this run's calls created (chain_tasks.go).
 	tasks taskTable
 	// relays carry a legacy server's requests to a 2026-07-28 client
@@ -192,6 +200,7 @@ type proxy struct {
 	startDone chan struct{}
 	ending    atomic.Bool
 	lastInfo  atomic.Pointer[string] // the informational drift last reported
+	lastDef   atomic.Pointer[string] // the definitional drift insecure-warn last reported
 	verifyMu  sync.Mutex
 	verifying bool
 	dirty     [4]bool
@@ -291,8 +300,9 @@ func newProxy(opts Options) (*proxy, error) {
 		b = append(b, `,"io.modelcontextprotocol/clientInfo":`...)
 		p.upEnv = append(b, mcp.ClientInfo()...)
 	}
-	p.served = newServed(e)
-	p.checker = enforce.New(e)
+	p.view = exposedEntry(e)
+	p.served = newServed(p.view)
+	p.checker = enforce.New(p.view)
 	p.handler = p.chain(opts.Middlewares)
 	return p, nil
 }

@@ -133,6 +133,9 @@ func (p *proxy) local(req *Request) *Response {
 		if req.Modern {
 			era = 1
 		}
+		if b := p.blockedLists.Load(); b != nil {
+			return &Response{Result: b[i][era], Final: true}
+		}
 		return &Response{Result: p.served.lists[i][era], Final: true}
 	}
 	return nil

@@ -55,6 +55,8 @@ type lockOverrides struct {
 	ServerInfo         json.RawMessage   `json:"serverInfo"`
 	Era                string            `json:"era"`
 	Sandbox            bool              `json:"sandbox"`
+	OnDrift            string            `json:"onDrift"`
+	Expose             *policy.Expose    `json:"expose"`
 }
 
 // fakeServerInfo is the serverInfo of a test's server unless its config
@@ -164,6 +166,12 @@ func lockFor(t testing.TB, cfg *fakeConfig, cfgPath string) *lock.Entry {
 		}
 		if o.Sandbox {
 			e.Policy = &policy.Policy{Sandbox: &policy.Sandbox{}}
+		}
+		if o.OnDrift != "" || o.Expose != nil {
+			if e.Policy == nil {
+				e.Policy = &policy.Policy{}
+			}
+			e.Policy.OnDrift, e.Policy.Expose = o.OnDrift, o.Expose
 		}
 	}
 	lists := [4][]json.RawMessage{tools, cfg.Prompts, cfg.Resources, cfg.ResourceTemplates}

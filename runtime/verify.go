@@ -348,7 +348,8 @@ func (p *proxy) sessionHandshake(s *mcp.Surface) error {
 }
 
 // compare checks a live surface against the lock: definitional drift
-// quarantines, informational drift is logged.
+// quarantines (or, as on_drift says, blocks the items that drifted or is
+// only warned of: ondrift.go), informational drift is logged.
 func (p *proxy) compare(s *mcp.Surface, when string) {
 	live, err := surface.Entry(s)
 	if err != nil {
@@ -356,7 +357,8 @@ func (p *proxy) compare(s *mcp.Surface, when string) {
 		return
 	}
 	var def, info []string
-	for _, d := range lock.Compare(p.entry, live) {
+	drifts := lock.Compare(p.entry, live)
+	for _, d := range drifts {
 		if d.Class == lock.Definitional {
 			def = append(def, describe(d))
 		} else {
@@ -375,8 +377,7 @@ func (p *proxy) compare(s *mcp.Surface, when string) {
 		}
 	}
 	if len(def) > 0 {
-		_ = p.record(&audit.Record{Event: "drift", Outcome: "definitional", Detail: strings.Join(def, ", ")})
-		p.setQuarantine(fmt.Sprintf("its surface drifted from mcp.lock %s: %s", when, strings.Join(def, ", ")))
+		p.onDefinitional(drifts, def, when) // ondrift.go: quarantine, unless on_drift says otherwise
 	}
 }
 

@@ -34,6 +34,7 @@ func Finish(p *Plan, current *lock.File, generator string) error {
 			delete(next.Servers, sp.Name)
 		case sp.Entry != nil:
 			p.Notes = append(p.Notes, dropGoneLabels(sp.Name, sp.Entry)...)
+			p.Notes = append(p.Notes, insecureWarnNote(sp)...)
 			next.Servers[sp.Name] = sp.Entry
 		}
 	}

@@ -364,6 +364,9 @@ func planServer(sp *ServerPlan, s *lang.Server, remote *lock.Remote, old, live *
 	if err := checkTaintLabels(s, old, live); err != nil {
 		sp.Error = err.Error()
 	}
+	if err := checkExpose(s, old, live); err != nil && sp.Error == "" {
+		sp.Error = err.Error()
+	}
 	if old != nil {
 		if err := CheckVersionBump(sp.LockedVersion, s.Version, sp.RequiredBump); err != nil {
 			sp.VersionError = err.Error()
@@ -447,7 +450,7 @@ func configChanges(addr string, old, live *lock.Entry) []Change {
 	add("CFG-VERSION-CHANGED", "tool_versions", os.Tools, ls.Tools)
 	add("CFG-CLIENT-CAPABILITIES-CHANGED", "client_capabilities", rawOrEmpty(os.ClientCapabilities), rawOrEmpty(ls.ClientCapabilities))
 	add("CFG-POLICY-CHANGED", "policy", old.Policy.Normalized(), live.Policy.Normalized())
-	return out
+	return weakenedPolicy(out, old, live) // ondrift.go
 }
 
 // checkTaintLabels refuses a taint label that names no tool: not in the

@@ -74,7 +74,7 @@ var allowedImports = map[string]allowed{
 
 	"cmd/mcpform": {
 		imports: []string{"apply", "approval", "internal/escape", "internal/mutation", "internal/textdiff", "lang", "lock", "lock/render", "mcp", "oauth", "onboard", "pins", "pins/image", "pins/npm", "pins/provenance", "pins/pypi", "plan", "plan/render", "policy", "runtime", "runtime/audit", "runtime/confine", "runtime/sandbox", "runtime/taint", "surface", "taint/render"},
-		tests:   []string{"internal/fakemcp", "internal/imagetest", "internal/npmtest", "internal/pypitest", "internal/sigstoretest"},
+		tests:   []string{"internal/fakemcp", "internal/imagetest", "internal/judgetest", "internal/npmtest", "internal/pypitest", "internal/sigstoretest"},
 	},
 	"examples/servers/notes":   {},
 	"examples/servers/confirm": {},

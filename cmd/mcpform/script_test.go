@@ -98,6 +98,7 @@ func TestScripts(t *testing.T) {
 			"wheels":    cmdWheels,
 			"unpin":     cmdUnpin,
 			"waitfor":   cmdWaitFor,
+			"fakejudge": cmdFakeJudge,
 		},
 	})
 }

@@ -299,7 +299,7 @@ func (d *differ) shape(addr string, a, b *lock.Shape) {
 		}
 	}
 	if len(added) > 0 {
-		d.add("MCP-RESULT-SHAPE-CHANGED", addr, Update, mustJSON(a.Types), mustJSON(b.Types),
+		d.add("MCP-RESULT-SHAPE-CHANGED", addr, Update, typesJSON(a.Types), typesJSON(b.Types),
 			"the value's type: "+strings.Join(a.Types, " or ")+" -> "+strings.Join(b.Types, " or "))
 	}
 	if a.Has("object") && b.Has("object") {
@@ -331,6 +331,15 @@ func (d *differ) shape(addr string, a, b *lock.Shape) {
 	if a.Has("array") && b.Has("array") && a.Items != nil && b.Items != nil {
 		d.shape(addr+"[]", a.Items, b.Items)
 	}
+}
+
+// typesJSON writes a shape's types as the lock does: one as a string,
+// several as a list.
+func typesJSON(types []string) json.RawMessage {
+	if len(types) == 1 {
+		return mustJSON(types[0])
+	}
+	return mustJSON(types)
 }
 
 var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)

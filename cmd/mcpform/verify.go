@@ -226,7 +226,9 @@ func verifyServer(r plan.Result, locked *lock.Entry, strict bool) lockrender.Ver
 		return lockrender.VerifyServer{Name: r.Name, Status: lockrender.Failed, Drift: []lockrender.VerifyDrift{}, Error: r.Err.Error(),
 			DidNotStart: errors.As(r.Err, new(*mcp.StartError))}
 	}
-	return compareLive(r.Name, locked, r.Entry, strict)
+	s := compareLive(r.Name, locked, r.Entry, strict)
+	addSampleFindings(&s, r.Name, locked, r.Samples) // verify_samples.go
+	return s
 }
 
 // compareLive is the verdict on a live entry, probed or saved.

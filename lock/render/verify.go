@@ -222,7 +222,8 @@ func findingOf(name string, d VerifyDrift, f VerifyFinding) bool {
 }
 
 // itemSegment is the address segment plan gives each list's items.
-var itemSegment = map[string]string{"tools": "tool", "prompts": "prompt", "resources": "resource", "resourceTemplates": "resource_template"}
+var itemSegment = map[string]string{"tools": "tool", "prompts": "prompt", "resources": "resource", "resourceTemplates": "resource_template",
+	"samples": "tool"} // a tool's sample calls (plan.SampleChanges): its findings are the tool's
 
 // finding prints one graded finding under its drift line: the rule, its
 // grade, and where inside the item when that is deeper than the item.

@@ -70,12 +70,16 @@ func models() (*pm.Server, *pm.Server) {
 		Sinks:          map[string]bool{"fetch": true},
 		ServerRequests: map[string]bool{"roots/list": true},
 		Lists:          map[string]bool{"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true},
+		BlockChanged:   true,
 	}
 	beta := &pm.Server{
 		Name:  "beta",
 		Tools: map[string]pm.Tool{"send": {Required: true, Closed: true}, "echo": {Closed: true}, "open": {Required: true}},
 		Sinks: map[string]bool{"send": true},
 		Lists: map[string]bool{"tools/list": true},
+		// expose leaves echo out: locked (its drift quarantines beta),
+		// but refused and unlisted as a tool the lock does not hold.
+		Hidden: map[string]bool{"echo": true},
 	}
 	return alpha, beta
 }
@@ -106,11 +110,11 @@ func newEntry(name, era string) *lock.Entry {
 	lists := [4][]json.RawMessage{}
 	if name == "alpha" {
 		lists = [4][]json.RawMessage{raws(alphaTools), raws(alphaPrompts), raws(alphaResources), raws(alphaTemplates)}
-		e.Policy = &policy.Policy{Taint: &policy.Taint{Sources: []string{"fetch", "stats", "resources:*"}, Sinks: []string{"fetch"}}}
+		e.Policy = &policy.Policy{Taint: &policy.Taint{Sources: []string{"fetch", "stats", "resources:*"}, Sinks: []string{"fetch"}}, OnDrift: policy.DriftBlockChanged}
 		e.Mcpform = &lock.Settings{ClientCapabilities: json.RawMessage(`{"roots":{}}`)}
 	} else {
 		lists[0] = raws(betaTools)
-		e.Policy = &policy.Policy{Taint: &policy.Taint{Sinks: []string{"send"}}}
+		e.Policy = &policy.Policy{Taint: &policy.Taint{Sinks: []string{"send"}}, Expose: &policy.Expose{Tools: []string{"send", "op?n"}}}
 	}
 	e.Capabilities = hostile.DefaultCaps(hostConfig(name, era, nil))
 	if era == "modern" {

@@ -43,6 +43,12 @@ type Server struct {
 	Modern bool
 	// Subscribe, Completions, Logging are locked capabilities.
 	Subscribe, Completions, Logging bool
+	// Hidden are the locked tools policy.expose leaves out: refused as
+	// tools the lock does not hold, and in no list.
+	Hidden map[string]bool
+	// BlockChanged is on_drift = "block-changed": drift blocks the tools
+	// that drifted instead of quarantining the server.
+	BlockChanged bool
 }
 
 // Frame says how a client message is framed.
@@ -144,6 +150,9 @@ type State struct {
 	// LiveDrifted: the server's live surface no longer matches the lock
 	// (whether or not it said so).
 	LiveDrifted map[string]bool
+	// Blocked are the tools of a block-changed server refused since they
+	// drifted.
+	Blocked map[string]map[string]bool
 }
 
 // Model is the reference: the servers of one client session and its state.
@@ -154,7 +163,7 @@ type Model struct {
 
 // New returns a model of a fresh session.
 func New(modern bool, clientCaps map[string]bool, servers ...*Server) *Model {
-	m := &Model{Servers: map[string]*Server{}, State: State{Modern: modern, ClientCaps: clientCaps, Quarantined: map[string]bool{}, Exited: map[string]bool{}, LiveDrifted: map[string]bool{}}}
+	m := &Model{Servers: map[string]*Server{}, State: State{Modern: modern, ClientCaps: clientCaps, Quarantined: map[string]bool{}, Exited: map[string]bool{}, LiveDrifted: map[string]bool{}, Blocked: map[string]map[string]bool{}}}
 	for _, s := range servers {
 		m.Servers[s.Name] = s
 	}
@@ -189,6 +198,13 @@ func (m *Model) Client(msg Msg, answer Answer) Verdict {
 	// Deny by default for a server that drifted: every request, local or
 	// not, is refused.
 	if m.State.Quarantined[s.Name] {
+		return Verdict{Class: Quarantined, Code: CodeQuarantined}
+	}
+	// A block-changed server's drifted tools are refused with the
+	// quarantine's code, before enforce: a call that names one (its
+	// "name" member found) is refused whatever else it carries. A hidden
+	// tool is not told of.
+	if msg.Method == "tools/call" && msg.Params != ParamsNameWrongCase && m.State.Blocked[s.Name][msg.Item] && !s.Hidden[msg.Item] {
 		return Verdict{Class: Quarantined, Code: CodeQuarantined}
 	}
 	// The taint gate comes after enforce: only a call that would be
@@ -259,8 +275,8 @@ func (m *Model) enforce(s *Server, msg Msg) Verdict {
 			return refuse(CodeInvalidParams)
 		}
 		t, ok := s.Tools[msg.Item]
-		if !ok {
-			return refuse(CodeInvalidParams)
+		if !ok || s.Hidden[msg.Item] {
+			return refuse(CodeInvalidParams) // a hidden tool is refused as an unlocked one
 		}
 		switch msg.Args {
 		case ArgsNotObject, ArgsBadType, ArgsCaseTwin:
@@ -385,17 +401,16 @@ func (m *Model) Server(msg Msg, act Act) ServerVerdict {
 			v.Request, v.Passed, v.Retries = true, true, 1
 		}
 	case "drift":
-		// Definitional drift on list_changed: quarantine before the
-		// answer to the next request.
+		// Definitional drift on list_changed: quarantine (or, for a
+		// block-changed server, block what drifted) before the answer to
+		// the next request.
 		m.State.LiveDrifted[server] = true
-		v.QuarantineAfter = true
-		m.State.Quarantined[server] = true
+		m.drifted(s, &v)
 	case "nodrift":
 		// list_changed is checked against the lock, not against the last
 		// listing: an earlier silent change is found now.
 		if m.State.LiveDrifted[server] {
-			v.QuarantineAfter = true
-			m.State.Quarantined[server] = true
+			m.drifted(s, &v)
 		}
 	case "silentdrift":
 		// Unannounced: the proxy cannot know, but serves the locked lists
@@ -415,6 +430,30 @@ func (m *Model) Server(msg Msg, act Act) ServerVerdict {
 		}
 	}
 	return v
+}
+
+// drifted is what found drift does: the drifted list (hostile's Drifted)
+// replaces every locked tool, so each is changed or removed. A
+// block-changed server has them all blocked and keeps its prompts and
+// resources; any other is quarantined.
+func (m *Model) drifted(s *Server, v *ServerVerdict) {
+	if s.BlockChanged {
+		b := map[string]bool{}
+		for name := range s.Tools {
+			b[name] = true
+		}
+		m.State.Blocked[s.Name] = b
+		return
+	}
+	v.QuarantineAfter = true
+	m.State.Quarantined[s.Name] = true
+}
+
+// Listed reports whether the locked tool name is in the tools/list the
+// client gets: not hidden by expose, not blocked.
+func (m *Model) Listed(server, name string) bool {
+	s := m.Servers[server]
+	return !s.Hidden[name] && !m.State.Blocked[server][name]
 }
 
 // allowed reports whether a server→client request passes: the lock's

@@ -920,7 +920,7 @@ func (h *harness) step(s *Session, m *pm.Model, c *conn, i int, st Step, newID f
 		}
 	}
 	if want.Class == pm.Local {
-		if err := checkLocal(s, st.Msg, o.result); err != nil {
+		if err := checkLocal(s, m, st.Msg, o.result); err != nil {
 			return err
 		}
 	}
@@ -982,8 +982,9 @@ func sameCall(m pm.Msg, got json.RawMessage) error {
 }
 
 // checkLocal checks what the proxy answered from the lock: always the
-// locked lists, whatever the server lists now.
-func checkLocal(s *Session, m pm.Msg, res json.RawMessage) error {
+// locked lists, whatever the server lists now, without the tools the model
+// says the client may not see (hidden by expose, blocked after drift).
+func checkLocal(s *Session, model *pm.Model, m pm.Msg, res json.RawMessage) error {
 	var r map[string]json.RawMessage
 	json.Unmarshal(res, &r)
 	want := map[string]map[string][]string{
@@ -999,6 +1000,17 @@ func checkLocal(s *Session, m pm.Msg, res json.RawMessage) error {
 	}
 	var items []json.RawMessage
 	json.Unmarshal(r[field], &items)
+	if m.Method == "tools/list" {
+		var listed []string
+		for _, t := range want[m.Method] {
+			var it struct{ Name string }
+			json.Unmarshal([]byte(t), &it)
+			if model.Listed(m.Server, it.Name) {
+				listed = append(listed, t)
+			}
+		}
+		want = map[string][]string{m.Method: listed}
+	}
 	if !sameItems(items, want[m.Method]) {
 		return fmt.Errorf("%s is not the locked list: %s", m.Method, res)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpform/mcpform/internal/benchclient"
 	"github.com/mcpform/mcpform/lock"
+	"github.com/mcpform/mcpform/policy"
 	"github.com/mcpform/mcpform/runtime/audit"
 	"github.com/mcpform/mcpform/runtime/internal/upstream"
 )
@@ -163,6 +164,30 @@ func BenchmarkMessagePathStructured(b *testing.B) {
 // benchMessagePath measures the message path for tools with the output
 // schema output ("": none) answered with result.
 func benchMessagePath(b *testing.B, burst int, output, result string) {
+	benchMessagePathPolicy(b, burst, output, result, nil)
+}
+
+// BenchmarkMessagePathExpose is the message path side by side without and
+// with an expose block (tools = ["tool-1*", "tool-2?"]: 113 of the 1,000
+// tools, tool-1 among them): a tools/call of an exposed tool, one at a
+// time, and a tools/list, answered from the lock (the whole list, or the
+// exposed part of it).
+func BenchmarkMessagePathExpose(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		x    *policy.Expose
+	}{{"none", nil}, {"expose", &policy.Expose{Tools: []string{"tool-1*", "tool-2?"}}}} {
+		pol := &policy.Policy{Expose: c.x}
+		b.Run("call/expose="+c.name, func(b *testing.B) {
+			benchMessagePathPolicy(b, 1, "", `{"content":[{"type":"text","text":"ok"}]}`, pol)
+		})
+		b.Run("list/expose="+c.name, func(b *testing.B) { benchList(b, pol) })
+	}
+}
+
+// benchEntry is the bench's sealed lock entry of 1,000 tools with the
+// output schema output ("": none) and the policy pol.
+func benchEntry(b *testing.B, output string, pol *policy.Policy) *lock.Entry {
 	e := &lock.Entry{
 		Command:         []string{"unused"},
 		ProtocolVersion: "2025-11-25",
@@ -176,9 +201,46 @@ func benchMessagePath(b *testing.B, burst int, output, result string) {
 		}
 		e.Tools = append(e.Tools, it)
 	}
+	if pol != nil && !pol.IsEmpty() {
+		e.Policy = pol
+	}
 	if err := e.Seal(); err != nil {
 		b.Fatal(err)
 	}
+	return e
+}
+
+// benchList is a tools/list answered from the lock, through the chain.
+func benchList(b *testing.B, pol *policy.Policy) {
+	auditLog, err := audit.Open(filepath.Join(b.TempDir(), "audit.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer auditLog.Close()
+	var toClient, toServer countingWriter
+	p, err := newProxy(Options{Name: "bench", Entry: benchEntry(b, "", pol), Audit: auditLog, Session: "bench", Stdout: &toClient, Stderr: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.connect(&toServer)
+	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		p.clientLine(req)
+		if n%64 == 63 {
+			_ = p.audit.FlushBacklog(outcomeBurst)
+		}
+	}
+	b.StopTimer()
+	if toServer.lines != 0 {
+		b.Fatalf("%d lines to the server, want none", toServer.lines)
+	}
+}
+
+// benchMessagePathPolicy is benchMessagePath with the lock's policy pol.
+func benchMessagePathPolicy(b *testing.B, burst int, output, result string, pol *policy.Policy) {
+	e := benchEntry(b, output, pol)
 	auditLog, err := audit.Open(filepath.Join(b.TempDir(), "audit.jsonl"))
 	if err != nil {
 		b.Fatal(err)

@@ -24,6 +24,8 @@ mutations=(
   "casekeys|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestProxySeeds|TestTranscripts|TestHostileModes)\$"
   "inputrequests|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
   "quarantine|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
+  "blockchanged|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
+  "expose|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTranscripts|TestHostileModes)\$"
   "taint|./internal/proxymodel ./runtime ./internal/e2e|^(TestProxyMatchesModel|TestTaintHostileInjectedSinkCall|TestHostileModes)\$"
   "landlock|./runtime/sandbox ./internal/e2e|^(TestHostileServer|TestHostileModes)\$"
   "seccomp|./runtime/sandbox|^(TestHostileServer)\$"

@@ -22,31 +22,47 @@ import (
 // and a shape deeper or larger than lock.MaxShapeDepth or
 // lock.MaxShapeNodes is refused rather than stored.
 func Fingerprint(result []byte) (*lock.ResultShape, error) {
-	var res map[string]json.RawMessage
-	if err := json.Unmarshal(result, &res); err != nil || res == nil {
+	// One decode, numbers as json.Number (a number too large for a float
+	// is still a number).
+	dec := json.NewDecoder(bytes.NewReader(result))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, errors.New("the result is not a JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("the result is not one JSON value")
+	}
+	res, ok := v.(map[string]any)
+	if !ok {
 		return nil, errors.New("the result is not a JSON object")
 	}
 	out := &lock.ResultShape{Content: []string{}}
-	if v, ok := res["isError"]; ok {
-		switch string(bytes.TrimSpace(v)) {
-		case "true":
-			out.IsError = true
-		case "false", "null":
-		default:
-			return nil, errors.New("the result's isError is not a boolean")
-		}
+	switch e := res["isError"].(type) {
+	case bool:
+		out.IsError = e
+	case nil:
+	default:
+		return nil, errors.New("the result's isError is not a boolean")
 	}
 	c, ok := res["content"]
 	if !ok {
 		return nil, errors.New("the result has no content (a tools/call result always has a content array)")
 	}
-	var blocks []map[string]json.RawMessage
-	if err := json.Unmarshal(c, &blocks); err != nil {
+	blocks, ok := c.([]any)
+	if !ok {
 		return nil, errors.New("the result's content is not an array of objects")
 	}
 	for i, b := range blocks {
-		var t string
-		if b == nil || json.Unmarshal(b["type"], &t) != nil {
+		if b == nil {
+			return nil, fmt.Errorf("content block %d has no type string", i)
+		}
+		block, ok := b.(map[string]any)
+		if !ok {
+			return nil, errors.New("the result's content is not an array of objects")
+		}
+		t, ok := block["type"].(string)
+		if !ok {
 			return nil, fmt.Errorf("content block %d has no type string", i)
 		}
 		if !slices.Contains(lock.ContentTypes, t) {
@@ -57,17 +73,8 @@ func Fingerprint(result []byte) (*lock.ResultShape, error) {
 			out.Content = append(out.Content, t)
 		}
 	}
-	if sc, ok := res["structuredContent"]; ok && string(bytes.TrimSpace(sc)) != "null" {
-		dec := json.NewDecoder(bytes.NewReader(sc))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return nil, errors.New("the result's structuredContent is not JSON")
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, errors.New("the result's structuredContent is not one JSON value")
-		}
-		s, err := ShapeOf(v, 0)
+	if sc, ok := res["structuredContent"]; ok && sc != nil {
+		s, err := ShapeOf(sc, 0)
 		if err != nil {
 			return nil, err
 		}

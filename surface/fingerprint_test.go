@@ -198,7 +198,8 @@ func FuzzFingerprint(f *testing.F) {
 }
 
 // BenchmarkFingerprint: a small result (get-sum's), and a search-sized
-// structured result of 200 objects of 6 keys.
+// structured result of 200 objects of 6 keys, each beside a plain
+// encoding/json decode of the same bytes.
 func BenchmarkFingerprint(b *testing.B) {
 	small := []byte(`{"content":[{"type":"text","text":"The sum of 2 and 3 is 5."}]}`)
 	var big strings.Builder
@@ -219,6 +220,18 @@ func BenchmarkFingerprint(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := Fingerprint(c.data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// Side by side: what decoding the same result with encoding/json
+		// alone costs, the floor of any reader of it.
+		b.Run(c.name+"/DecodeOnly", func(b *testing.B) {
+			b.SetBytes(int64(len(c.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var v any
+				if err := json.Unmarshal(c.data, &v); err != nil {
 					b.Fatal(err)
 				}
 			}
